@@ -1,0 +1,64 @@
+# kazeia_layer(NAME DEPS dep1 dep2 ...)
+#
+# Creates the static library kz_NAME from src/NAME/*.cpp (recursively). Its
+# headers become visible as "NAME/header.h" only to targets that link it: the
+# include root is a private directory in the build tree holding one symlink,
+# NAME -> src/NAME. Layers therefore cannot include headers of layers above
+# them — the compiler simply does not find them.
+#
+# ISA-specific sources are named *_avx2.cpp, *_avx512.cpp, *_neon.cpp; they get
+# the matching -m flags on their own, so the rest of the library stays baseline.
+function(kazeia_layer NAME)
+  cmake_parse_arguments(L "" "" "DEPS;EXTRA_LIBS" ${ARGN})
+  set(dir ${CMAKE_SOURCE_DIR}/src/${NAME})
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.c)
+  set(inc_root ${CMAKE_BINARY_DIR}/layer_include/${NAME})
+  file(MAKE_DIRECTORY ${inc_root})
+  if(NOT EXISTS ${inc_root}/${NAME})
+    file(CREATE_LINK ${dir} ${inc_root}/${NAME} SYMBOLIC)
+  endif()
+  if(NOT srcs)
+    # A layer with no sources yet: an interface library keeps the link graph.
+    add_library(kz_${NAME} INTERFACE)
+    target_include_directories(kz_${NAME} INTERFACE ${inc_root})
+    target_link_libraries(kz_${NAME} INTERFACE ${L_DEPS} ${L_EXTRA_LIBS})
+    return()
+  endif()
+  add_library(kz_${NAME} STATIC ${srcs})
+  # Of the public API, inner layers see only kazeia/status.h (the error type
+  # shared by every layer); the rest of include/ is for the api layer and apps.
+  set(status_root ${CMAKE_BINARY_DIR}/layer_include/_status)
+  if(NOT EXISTS ${status_root}/kazeia/status.h)
+    file(MAKE_DIRECTORY ${status_root}/kazeia)
+    file(CREATE_LINK ${CMAKE_SOURCE_DIR}/include/kazeia/status.h ${status_root}/kazeia/status.h SYMBOLIC)
+  endif()
+  target_include_directories(kz_${NAME} PUBLIC ${inc_root} ${status_root})
+  target_link_libraries(kz_${NAME} PUBLIC ${L_DEPS} ${L_EXTRA_LIBS})
+  kazeia_isa_flags(kz_${NAME} "${srcs}")
+endfunction()
+
+function(kazeia_isa_flags target srcs)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+    foreach(s ${srcs})
+      if(s MATCHES "_avx2\\.cpp$")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2")
+      elseif(s MATCHES "_avx512\\.cpp$")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni")
+      elseif(s MATCHES "_avxvnni\\.cpp$")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavxvnni")
+      elseif(s MATCHES "_neon\\.cpp$|_dotprod\\.cpp$|_i8mm\\.cpp$")
+        set_source_files_properties(${s} PROPERTIES HEADER_FILE_ONLY ON)
+      endif()
+    endforeach()
+  elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
+    foreach(s ${srcs})
+      if(s MATCHES "_avx2\\.cpp$|_avx512\\.cpp$|_avxvnni\\.cpp$")
+        set_source_files_properties(${s} PROPERTIES HEADER_FILE_ONLY ON)
+      elseif(s MATCHES "_dotprod\\.cpp$")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod+fp16")
+      elseif(s MATCHES "_i8mm\\.cpp$")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-march=armv8.6-a+dotprod+i8mm+fp16")
+      endif()
+    endforeach()
+  endif()
+endfunction()

@@ -1,0 +1,4 @@
+#pragma once
+namespace kazeia {
+const char* version_string();
+}
