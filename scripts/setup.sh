@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config git python3
+  build-essential cmake ninja-build pkg-config git python3 python3-venv
   libpcre2-dev nlohmann-json3-dev libsqlite3-dev libcpp-httplib-dev libcli11-dev
   libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev llvm
@@ -17,14 +17,26 @@ for p in "${PACKAGES[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all ${#PACKAGES[@]} packages present"
-  exit 0
+  echo "setup: all ${#PACKAGES[@]} system packages present"
+else
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Python tooling for tests only (llama.cpp's own gguf reader as an independent
+# check of our writer). Kept in the project's .venv, never system-wide.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PY_PACKAGES=(gguf==0.19.0 numpy)
+if [ ! -x "$ROOT/.venv/bin/python" ]; then
+  python3 -m venv "$ROOT/.venv"
+fi
+if ! "$ROOT/.venv/bin/python" -c "import gguf, numpy" 2>/dev/null; then
+  echo "setup: installing Python test tools ${PY_PACKAGES[*]} into .venv"
+  "$ROOT/.venv/bin/pip" install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}" \
+    || echo "setup: WARNING: PyPI unreachable; the gguf cross-check tests will skip"
+fi
 echo "setup: done"
