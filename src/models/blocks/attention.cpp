@@ -1,0 +1,108 @@
+#include "models/blocks/attention.h"
+
+#include <cmath>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "tensor/quant.h"
+
+namespace kazeia {
+
+using namespace kernels;
+
+namespace {
+
+Status apply_rope(const ModelConfig& c, float* heads, int64_t n_heads, int64_t pos) {
+  if (c.rope_pairing == RopePairing::kNeox) return rope_neox(heads, n_heads, c.head_dim_k, c.n_rot, pos, c.rope_freq_base);
+  return rope_norm(heads, n_heads, c.head_dim_k, c.n_rot, pos, c.rope_freq_base);
+}
+
+}  // namespace
+
+Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLayer& kv, KvType kv_type,
+                         int64_t kv_row, int64_t n_past, const float* x, int64_t n_tokens, float* out,
+                         ThreadPool* pool) {
+  const int64_t dk = c.head_dim_k, dv = c.head_dim_v;
+  const int64_t n_head = c.n_head, n_kv = c.n_head_kv;
+  const int64_t q_width = n_head * dk * (w.gated ? 2 : 1);
+  std::vector<float> qg(static_cast<size_t>(n_tokens * q_width));
+  std::vector<float> k(static_cast<size_t>(n_tokens * n_kv * dk));
+  std::vector<float> v(static_cast<size_t>(n_tokens * n_kv * dv));
+  KZ_RETURN_IF_ERROR(matmul(w.wq, x, n_tokens, qg.data(), pool));
+  KZ_RETURN_IF_ERROR(matmul(w.wk, x, n_tokens, k.data(), pool));
+  KZ_RETURN_IF_ERROR(matmul(w.wv, x, n_tokens, v.data(), pool));
+
+  // Per-head norm and rotary on q and k; K/V rows go to the cache.
+  std::vector<float> q(static_cast<size_t>(n_tokens * n_head * dk));
+  std::vector<float> gate(w.gated ? static_cast<size_t>(n_tokens * n_head * dk) : 0);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const int64_t pos = n_past + t;
+    for (int64_t h = 0; h < n_head; ++h) {
+      const float* src = qg.data() + t * q_width + h * dk * (w.gated ? 2 : 1);
+      float* dst = q.data() + (t * n_head + h) * dk;
+      if (w.q_norm)
+        rms_norm(src, w.q_norm, dk, c.rms_eps, dst);
+      else
+        std::copy(src, src + dk, dst);
+      if (w.gated) std::copy(src + dk, src + 2 * dk, gate.data() + (t * n_head + h) * dk);
+    }
+    KZ_RETURN_IF_ERROR(apply_rope(c, q.data() + t * n_head * dk, n_head, pos));
+    float* kt = k.data() + t * n_kv * dk;
+    if (w.k_norm) rms_norm_heads(kt, w.k_norm, n_kv, dk, c.rms_eps, kt);
+    KZ_RETURN_IF_ERROR(apply_rope(c, kt, n_kv, pos));
+    const size_t row = static_cast<size_t>(pos * kv_row);
+    if (kv_type == KvType::kF32) {
+      std::copy(k.data() + t * n_kv * dk, k.data() + (t + 1) * n_kv * dk, kv.k.get() + row);
+      std::copy(v.data() + t * n_kv * dv, v.data() + (t + 1) * n_kv * dv, kv.v.get() + row);
+    } else {
+      for (int64_t i = 0; i < n_kv * dk; ++i) kv.k16[row + static_cast<size_t>(i)] = fp32_to_fp16(k[static_cast<size_t>(t * n_kv * dk + i)]);
+      for (int64_t i = 0; i < n_kv * dv; ++i) kv.v16[row + static_cast<size_t>(i)] = fp32_to_fp16(v[static_cast<size_t>(t * n_kv * dv + i)]);
+    }
+  }
+
+  // Scores, softmax and the weighted sum of V, one (token, head) pair per
+  // task. Cost is linear in the context per token: no quadratic surprise.
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
+  const int64_t group = n_head / n_kv;
+  std::vector<float> attn(static_cast<size_t>(n_tokens * n_head * dv));
+  auto one_pair = [&](int64_t begin, int64_t end, int) {
+    std::vector<float> scores(static_cast<size_t>(n_past + n_tokens));
+    std::vector<float> kbuf(static_cast<size_t>(dk)), vbuf(static_cast<size_t>(dv));
+    for (int64_t job = begin; job < end; ++job) {
+      const int64_t t = job / n_head, h = job % n_head, g = h / group;
+      const int64_t n_ctx = n_past + t + 1;
+      const float* qh = q.data() + (t * n_head + h) * dk;
+      for (int64_t j = 0; j < n_ctx; ++j) {
+        const size_t off = static_cast<size_t>(j * kv_row + g * dk);
+        const float* kj = kv_type == KvType::kF32 ? kv.k.get() + off : kbuf.data();
+        if (kv_type == KvType::kF16)
+          for (int64_t i = 0; i < dk; ++i) kbuf[static_cast<size_t>(i)] = fp16_to_fp32(kv.k16[off + static_cast<size_t>(i)]);
+        float s = 0.0f;
+        for (int64_t i = 0; i < dk; ++i) s += qh[i] * kj[i];
+        scores[static_cast<size_t>(j)] = s * scale;
+      }
+      softmax(scores.data(), n_ctx, scores.data());
+      float* o = attn.data() + (t * n_head + h) * dv;
+      std::fill(o, o + dv, 0.0f);
+      for (int64_t j = 0; j < n_ctx; ++j) {
+        const size_t off = static_cast<size_t>(j * kv_row + g * dv);
+        const float* vj = kv_type == KvType::kF32 ? kv.v.get() + off : vbuf.data();
+        if (kv_type == KvType::kF16)
+          for (int64_t i = 0; i < dv; ++i) vbuf[static_cast<size_t>(i)] = fp16_to_fp32(kv.v16[off + static_cast<size_t>(i)]);
+        const float p = scores[static_cast<size_t>(j)];
+        for (int64_t i = 0; i < dv; ++i) o[i] += p * vj[i];
+      }
+      if (w.gated) {
+        const float* gh = gate.data() + (t * n_head + h) * dk;
+        for (int64_t i = 0; i < dv; ++i) o[i] *= 1.0f / (1.0f + std::exp(-gh[i]));
+      }
+    }
+  };
+  if (pool)
+    pool->parallel_for(0, n_tokens * n_head, one_pair);
+  else
+    one_pair(0, n_tokens * n_head, 0);
+  return matmul(w.wo, attn.data(), n_tokens, out, pool);
+}
+
+}  // namespace kazeia

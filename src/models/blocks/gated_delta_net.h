@@ -1,0 +1,34 @@
+// Gated DeltaNet (Yang, Kautz, Hatamizadeh, ICLR 2025) as Qwen3.5 uses it,
+// run token by token (the sequential recurrence; the chunkwise-parallel
+// prefill is a separate, tested-against-this implementation).
+//
+// Per token: qkv = W_qkv x; z = W_gate x; beta = sigmoid(W_beta x);
+// g = ssm_a * softplus(W_alpha x + dt_bias); causal depthwise conv over the
+// q|k|v channels (state = the last K-1 inputs) then SiLU; L2-normalised q, k
+// per head; per value head h (key head h mod NK), S in R^{DK x DV}:
+//   S <- e^g S;  delta = beta (v - S^T k);  S <- S + k delta^T;  o = S^T q / sqrt(DK)
+// then RMSNorm(o) * ssm_norm * SiLU(z), and W_out.
+#pragma once
+
+#include "kazeia/status.h"
+#include "kernels/kernels.h"
+#include "models/model_config.h"
+#include "models/model_state.h"
+
+namespace kazeia {
+
+class ThreadPool;
+
+struct DeltaNetWeights {
+  kernels::MatrixView qkv, gate, beta, alpha, out;
+  const float* conv = nullptr;     // [K, channels]: K taps per channel, oldest first
+  const float* dt_bias = nullptr;  // [n_v_heads]
+  const float* a = nullptr;        // [n_v_heads], negative
+  const float* norm = nullptr;     // [head_dim]
+};
+
+// x, out: n_tokens rows of n_embd (x already normed). Updates `state`.
+Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, RecurrentLayer& state,
+                               const float* x, int64_t n_tokens, float* out, ThreadPool* pool);
+
+}  // namespace kazeia
