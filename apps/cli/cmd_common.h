@@ -1,0 +1,41 @@
+// Helpers shared by the commands that load a model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "kazeia/engine.h"
+
+namespace kazeia::cli {
+
+struct ModelFlags {
+  std::string model;
+  int threads = 0;
+  int64_t ctx = 4096;
+  bool kv_f16 = false;
+
+  void add_to(CLI::App* cmd, int64_t default_ctx = 4096) {
+    ctx = default_ctx;
+    cmd->add_option("-m,--model", model, "GGUF model file")->required();
+    cmd->add_option("-t,--threads", threads, "Threads (default: physical cores)");
+    cmd->add_option("-c,--ctx-size", ctx, "Context size in tokens")->capture_default_str();
+    cmd->add_flag("--kv-f16", kv_f16, "Keep the KV cache in f16 (half the memory)");
+  }
+  Result<std::unique_ptr<Engine>> load() const {
+    EngineOptions o;
+    o.n_threads = threads;
+    o.n_ctx = ctx;
+    o.kv_f16 = kv_f16;
+    return Engine::load(model, o);
+  }
+};
+
+// "1,2,3" or "[1, 2, 3]" -> ids; an error names the bad item.
+Result<std::vector<int32_t>> parse_token_list(const std::string& text);
+
+// Reads a whole file; an error names the path.
+Result<std::string> read_file(const std::string& path);
+
+}  // namespace kazeia::cli

@@ -1,0 +1,85 @@
+// kazeia run -m M (-p TEXT | --tokens IDS) [-n N] [--temp T] [--seed S] ...
+// Streams the generated text to stdout as it is produced.
+#include <cstdio>
+
+#include "cmd_common.h"
+
+namespace kazeia::cli {
+namespace {
+
+void setup_run(CLI::App& app, std::function<int()>* run) {
+  struct Options {
+    ModelFlags model;
+    std::string prompt, tokens;
+    GenerateOptions gen;
+    bool print_ids = false;
+    bool no_special = false;
+    bool verbose = false;
+  };
+  auto o = std::make_shared<Options>();
+  o->gen.max_tokens = 128;
+  CLI::App* cmd = app.add_subcommand("run", "Generate text from a prompt");
+  o->model.add_to(cmd);
+  auto* p = cmd->add_option("-p,--prompt", o->prompt, "Prompt text");
+  auto* t = cmd->add_option("--tokens", o->tokens, "Prompt as token ids: 1,2,3");
+  p->excludes(t);
+  cmd->add_option("-n,--n-predict", o->gen.max_tokens, "Tokens to generate (-1: until EOS)")->capture_default_str();
+  cmd->add_option("--temp", o->gen.sampling.temperature, "Temperature (0: greedy)")->capture_default_str();
+  cmd->add_option("--top-k", o->gen.sampling.top_k, "Top-k (0: off)")->capture_default_str();
+  cmd->add_option("--top-p", o->gen.sampling.top_p, "Top-p (1: off)")->capture_default_str();
+  cmd->add_option("--min-p", o->gen.sampling.min_p, "Min-p (0: off)")->capture_default_str();
+  cmd->add_option("--repeat-penalty", o->gen.sampling.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
+  cmd->add_option("--repeat-last-n", o->gen.sampling.repeat_last_n, "Tokens the penalties look at")->capture_default_str();
+  cmd->add_option("--presence-penalty", o->gen.sampling.presence_penalty, "Presence penalty")->capture_default_str();
+  cmd->add_option("--frequency-penalty", o->gen.sampling.frequency_penalty, "Frequency penalty")->capture_default_str();
+  cmd->add_option("-s,--seed", o->gen.sampling.seed, "Sampling seed")->capture_default_str();
+  cmd->add_option("--stop", o->gen.stop, "Stop string (repeatable)");
+  cmd->add_flag("--ignore-eos", o->gen.ignore_eos, "Do not stop at end-of-generation tokens");
+  cmd->add_flag("--print-ids", o->print_ids, "Print the generated ids as a JSON array at the end");
+  cmd->add_flag("--no-special", o->no_special, "Do not parse special tokens in the prompt text");
+  cmd->add_flag("-v,--verbose", o->verbose, "Print timings to stderr");
+  cmd->callback([run, o] {
+    *run = [o] {
+      if (o->prompt.empty() && o->tokens.empty()) return fail("give a prompt with -p TEXT or --tokens IDS");
+      auto engine = o->model.load();
+      if (!engine.ok()) return fail(engine.status().to_string());
+      std::vector<int32_t> prompt;
+      if (!o->tokens.empty()) {
+        auto ids = parse_token_list(o->tokens);
+        if (!ids.ok()) return fail(ids.status().to_string());
+        prompt = std::move(*ids);
+      } else {
+        auto ids = (*engine)->tokenize(o->prompt, !o->no_special, true);
+        if (!ids.ok()) return fail(ids.status().to_string());
+        prompt = std::move(*ids);
+      }
+      auto session = (*engine)->new_session();
+      if (!session.ok()) return fail(session.status().to_string());
+      auto result = (*session)->generate(prompt, o->gen, [](std::string_view piece) {
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+        std::fflush(stdout);
+        return true;
+      });
+      if (!result.ok()) return fail(result.status().to_string());
+      std::fputc('\n', stdout);
+      if (o->print_ids) {
+        std::string ids = "[";
+        for (size_t i = 0; i < result->tokens.size(); ++i) ids += (i ? ", " : "") + std::to_string(result->tokens[i]);
+        std::printf("%s]\n", ids.c_str());
+      }
+      if (o->verbose) {
+        const double pp = result->prompt_tokens / std::max(result->prompt_seconds, 1e-9);
+        const double tg = result->tokens.size() / std::max(result->generate_seconds, 1e-9);
+        std::fprintf(stderr, "prompt: %lld tokens, %.1f t/s | generated: %zu tokens, %.1f t/s | stop: %s\n",
+                     static_cast<long long>(result->prompt_tokens), pp, result->tokens.size(), tg,
+                     result->stop_reason.c_str());
+      }
+      return 0;
+    };
+  });
+}
+
+const CommandRegistration kRegistration(setup_run);
+
+}  // namespace
+}  // namespace kazeia::cli

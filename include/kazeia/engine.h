@@ -1,0 +1,120 @@
+// The public inference API: load a GGUF model once (Engine), run sequences
+// against it (Session): evaluate tokens, get logits, generate text.
+//
+// Everything here is std-only; errors are Status / Result values. The C API
+// (kazeia.h) and the CLI are built on this header.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kazeia/status.h"
+
+namespace kazeia {
+
+struct EngineOptions {
+  int n_threads = 0;       // <= 0: the physical cores available to the process
+  int64_t n_ctx = 4096;    // context of each session (capped by nothing but memory)
+  bool kv_f16 = false;     // half-precision KV cache (halves its memory; ~1e-3 logit change)
+};
+
+struct SamplingOptions {
+  float temperature = 0.8f;  // <= 0: greedy
+  int32_t top_k = 40;
+  float top_p = 0.95f;
+  float min_p = 0.05f;
+  float repeat_penalty = 1.0f;
+  int32_t repeat_last_n = 64;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  uint64_t seed = 0xC0FFEE;
+};
+
+struct GenerateOptions {
+  int32_t max_tokens = 128;        // < 0: until EOS, a stop string or the context is full
+  SamplingOptions sampling;
+  std::vector<std::string> stop;   // stop strings (not included in the text)
+  bool ignore_eos = false;
+};
+
+struct GenerateResult {
+  std::string text;                // generated text, stop string excluded
+  std::vector<int32_t> tokens;     // generated ids (including a final EOS)
+  std::string stop_reason;         // "eos", "stop", "length", "context", "cancelled"
+  int64_t prompt_tokens = 0;       // tokens evaluated for the prompt (after prefix reuse)
+  int64_t reused_tokens = 0;       // prompt tokens served from the session's history
+  double prompt_seconds = 0.0;
+  double generate_seconds = 0.0;
+};
+
+// Receives generated text as it becomes valid UTF-8; return false to stop.
+using TextCallback = std::function<bool(std::string_view piece)>;
+
+class Session;
+
+class Engine {
+ public:
+  static Result<std::unique_ptr<Engine>> load(const std::string& gguf_path, const EngineOptions& options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const std::string& architecture() const;
+  const std::string& path() const;
+  int64_t n_vocab() const;
+  int64_t n_ctx() const;
+  int n_threads() const;
+  uint64_t file_size() const;
+  uint64_t weight_bytes_per_token() const;  // bytes of weights one decode step reads
+
+  // Text <-> ids with the model's own tokenizer. add_special adds BOS when
+  // the vocabulary asks for it.
+  Result<std::vector<int32_t>> tokenize(std::string_view text, bool parse_special = true,
+                                        bool add_special = true) const;
+  std::string detokenize(std::span<const int32_t> ids) const;
+  bool is_end_of_generation(int32_t id) const;
+
+  Result<std::unique_ptr<Session>> new_session();
+
+ private:
+  Engine();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  friend class Session;
+};
+
+class Session {
+ public:
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  int64_t n_past() const;
+  int64_t n_ctx() const;
+  const std::vector<int32_t>& history() const;  // every token evaluated so far
+  uint64_t state_bytes() const;                 // KV cache + recurrent state (allocated)
+  void reset();
+
+  // Evaluates tokens after the history. logits (may be null) receives the
+  // last position's row (n_vocab floats), or every position's with `all`.
+  Status eval(std::span<const int32_t> tokens, float* logits, bool all = false);
+
+  // Generates after `prompt`. The longest prefix of the prompt that the
+  // history already holds is reused (a chat's next turn evaluates only its
+  // new tokens); the rest of the history is dropped.
+  Result<GenerateResult> generate(std::span<const int32_t> prompt, const GenerateOptions& options,
+                                  const TextCallback& on_text = nullptr);
+
+ private:
+  Session();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  friend class Engine;
+};
+
+}  // namespace kazeia

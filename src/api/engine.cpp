@@ -1,0 +1,238 @@
+#include "kazeia/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "base/thread_pool.h"
+#include "format/gguf.h"
+#include "models/model.h"
+#include "runtime/sampler.h"
+#include "text/detokenizer.h"
+#include "text/tokenizer.h"
+
+namespace kazeia {
+
+struct Engine::Impl {
+  EngineOptions options;
+  std::string path;
+  std::string arch;
+  std::optional<gguf::File> file;
+  std::unique_ptr<Model> model;
+  std::optional<text::Tokenizer> tokenizer;
+  std::unique_ptr<ThreadPool> pool;
+};
+
+Engine::Engine() : impl_(std::make_unique<Impl>()) {}
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::load(const std::string& gguf_path, const EngineOptions& options) {
+  if (options.n_ctx <= 0) return InvalidArgument("context size must be positive, got " + std::to_string(options.n_ctx));
+  std::unique_ptr<Engine> engine(new Engine());
+  Impl& e = *engine->impl_;
+  e.options = options;
+  e.path = gguf_path;
+  KZ_ASSIGN_OR_RETURN(gguf::File file, gguf::File::open(gguf_path));
+  e.file.emplace(std::move(file));
+  KZ_ASSIGN_OR_RETURN(e.model, load_model(*e.file));
+  e.arch = e.model->config().arch;
+  if (e.file->find("tokenizer.ggml.model") != nullptr) {
+    KZ_ASSIGN_OR_RETURN(text::Tokenizer tok, text::Tokenizer::from_gguf(*e.file));
+    if (tok.vocab_size() != e.model->config().n_vocab)
+      return InvalidFile("tokenizer has " + std::to_string(tok.vocab_size()) + " tokens but token_embd.weight has " +
+                         std::to_string(e.model->config().n_vocab) + " rows");
+    e.tokenizer.emplace(std::move(tok));
+  }
+  e.pool = std::make_unique<ThreadPool>(options.n_threads);
+  return engine;
+}
+
+const std::string& Engine::architecture() const { return impl_->arch; }
+const std::string& Engine::path() const { return impl_->path; }
+int64_t Engine::n_vocab() const { return impl_->model->config().n_vocab; }
+int64_t Engine::n_ctx() const { return impl_->options.n_ctx; }
+int Engine::n_threads() const { return impl_->pool->size(); }
+uint64_t Engine::file_size() const { return impl_->file->file_size(); }
+uint64_t Engine::weight_bytes_per_token() const { return impl_->model->weight_bytes_per_token(); }
+
+Result<std::vector<int32_t>> Engine::tokenize(std::string_view text, bool parse_special, bool add_special) const {
+  if (!impl_->tokenizer) return NotFound("model '" + impl_->path + "' has no tokenizer (tokenizer.ggml.model)");
+  return impl_->tokenizer->encode(text, parse_special, add_special);
+}
+
+std::string Engine::detokenize(std::span<const int32_t> ids) const {
+  if (!impl_->tokenizer) return {};
+  return impl_->tokenizer->decode(ids);
+}
+
+bool Engine::is_end_of_generation(int32_t id) const { return impl_->tokenizer && impl_->tokenizer->is_eog(id); }
+
+struct Session::Impl {
+  Engine::Impl* engine = nullptr;
+  std::unique_ptr<ModelState> state;
+  std::vector<int32_t> history;
+  std::vector<float> logits;  // last row
+
+  Status eval(std::span<const int32_t> tokens, float* out, bool all) {
+    ForwardRequest r;
+    r.tokens = tokens;
+    r.rows = out == nullptr ? LogitsRows::kNone : (all ? LogitsRows::kAll : LogitsRows::kLast);
+    r.logits = out;
+    r.pool = engine->pool.get();
+    KZ_RETURN_IF_ERROR(engine->model->forward(*state, r));
+    history.insert(history.end(), tokens.begin(), tokens.end());
+    return OkStatus();
+  }
+
+  // Keeps the longest prefix of `prompt` the state can resume from and
+  // returns its length. Always leaves at least one prompt token to evaluate,
+  // because generation needs the logits after the last one.
+  int64_t reuse_prefix(std::span<const int32_t> prompt) {
+    size_t common = 0;
+    while (common < history.size() && common < prompt.size() && history[common] == prompt[common]) ++common;
+    if (common == prompt.size() && common > 0) --common;
+    if (common < history.size()) {
+      // A KV cache truncates; recurrent state cannot go back (checkpoints
+      // will make that possible), so it starts over unless the history is a
+      // prefix of the prompt.
+      if (!state->truncate(static_cast<int64_t>(common)).ok()) {
+        state->reset();
+        common = 0;
+      }
+      history.resize(common);
+    }
+    return static_cast<int64_t>(common);
+  }
+};
+
+Session::Session() : impl_(std::make_unique<Impl>()) {}
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Engine::new_session() {
+  std::unique_ptr<Session> s(new Session());
+  s->impl_->engine = impl_.get();
+  StateOptions so;
+  so.n_ctx = impl_->options.n_ctx;
+  so.kv_type = impl_->options.kv_f16 ? KvType::kF16 : KvType::kF32;
+  KZ_ASSIGN_OR_RETURN(s->impl_->state, impl_->model->new_state(so));
+  s->impl_->logits.resize(static_cast<size_t>(n_vocab()));
+  return s;
+}
+
+int64_t Session::n_past() const { return impl_->state->n_past(); }
+int64_t Session::n_ctx() const { return impl_->state->n_ctx(); }
+const std::vector<int32_t>& Session::history() const { return impl_->history; }
+uint64_t Session::state_bytes() const { return impl_->state->memory_bytes(); }
+
+void Session::reset() {
+  impl_->state->reset();
+  impl_->history.clear();
+}
+
+Status Session::eval(std::span<const int32_t> tokens, float* logits, bool all) { return impl_->eval(tokens, logits, all); }
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Length of the longest suffix of `text` that is a proper prefix of a stop
+// string: that much must be held back, since the next token may complete it.
+size_t stop_prefix_hold(const std::string& text, const std::vector<std::string>& stops) {
+  size_t hold = 0;
+  for (const auto& s : stops)
+    for (size_t len = std::min(s.size() - 1, text.size()); len > hold; --len)
+      if (text.compare(text.size() - len, len, s, 0, len) == 0) {
+        hold = len;
+        break;
+      }
+  return hold;
+}
+
+}  // namespace
+
+Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const GenerateOptions& options,
+                                         const TextCallback& on_text) {
+  Impl& s = *impl_;
+  Engine::Impl& e = *s.engine;
+  if (prompt.empty()) return InvalidArgument("the prompt is empty");
+  if (!e.tokenizer) return NotFound("model '" + e.path + "' has no tokenizer; generation needs one");
+  SamplerParams sp;
+  sp.temperature = options.sampling.temperature;
+  sp.top_k = options.sampling.top_k;
+  sp.top_p = options.sampling.top_p;
+  sp.min_p = options.sampling.min_p;
+  sp.repeat_penalty = options.sampling.repeat_penalty;
+  sp.repeat_last_n = options.sampling.repeat_last_n;
+  sp.presence_penalty = options.sampling.presence_penalty;
+  sp.frequency_penalty = options.sampling.frequency_penalty;
+  sp.seed = options.sampling.seed;
+  KZ_RETURN_IF_ERROR(sp.validate());
+  for (const auto& stop : options.stop)
+    if (stop.empty()) return InvalidArgument("stop strings must not be empty");
+
+  ThreadPool::SpinScope spin(*e.pool);
+  GenerateResult result;
+  const auto t_prompt = std::chrono::steady_clock::now();
+  const int64_t reused = s.reuse_prefix(prompt);
+  result.reused_tokens = reused;
+  result.prompt_tokens = static_cast<int64_t>(prompt.size()) - reused;
+  KZ_RETURN_IF_ERROR(s.eval(prompt.subspan(static_cast<size_t>(reused)), s.logits.data(), false));
+  result.prompt_seconds = seconds_since(t_prompt);
+
+  const auto t_gen = std::chrono::steady_clock::now();
+  Sampler sampler(sp);
+  text::StreamingDetokenizer detok(*e.tokenizer);
+  std::string text;   // everything decoded so far
+  size_t emitted = 0; // bytes of `text` handed to on_text
+  bool cancelled = false;
+  auto emit_up_to = [&](size_t end) {
+    if (end > emitted && on_text && !cancelled) {
+      if (!on_text(std::string_view(text).substr(emitted, end - emitted))) cancelled = true;
+    }
+    emitted = std::max(emitted, end);
+  };
+  result.stop_reason = "length";
+  for (int32_t i = 0; options.max_tokens < 0 || i < options.max_tokens; ++i) {
+    const int32_t token = sampler.sample(s.logits, s.history);
+    result.tokens.push_back(token);
+    if (!options.ignore_eos && e.tokenizer->is_eog(token)) {
+      result.stop_reason = "eos";
+      break;
+    }
+    text += detok.push(token);
+    bool stopped = false;
+    for (const auto& stop : options.stop) {
+      const size_t from = emitted >= stop.size() ? emitted - stop.size() : 0;
+      const size_t at = text.find(stop, from);
+      if (at != std::string::npos) {
+        text.resize(at);
+        stopped = true;
+      }
+    }
+    if (stopped) {
+      result.stop_reason = "stop";
+      break;
+    }
+    emit_up_to(text.size() - stop_prefix_hold(text, options.stop));
+    if (cancelled) {
+      result.stop_reason = "cancelled";
+      break;
+    }
+    if (s.state->n_past() >= s.state->n_ctx()) {
+      result.stop_reason = "context";
+      break;
+    }
+    if (options.max_tokens >= 0 && i + 1 >= options.max_tokens) break;  // no need to evaluate the last token
+    const int32_t one[1] = {token};
+    KZ_RETURN_IF_ERROR(s.eval(one, s.logits.data(), false));
+  }
+  if (result.stop_reason != "stop") text += detok.flush();
+  emit_up_to(text.size());
+  result.text = std::move(text);
+  result.generate_seconds = seconds_since(t_gen);
+  return result;
+}
+
+}  // namespace kazeia
