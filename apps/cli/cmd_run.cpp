@@ -1,6 +1,7 @@
 // kazeia run -m M (-p TEXT | --tokens IDS) [-n N] [--temp T] [--seed S] ...
 // Streams the generated text to stdout as it is produced.
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "cmd_common.h"
 
@@ -15,6 +16,10 @@ void setup_run(CLI::App& app, std::function<int()>* run) {
     bool print_ids = false;
     bool no_special = false;
     bool verbose = false;
+    bool chat = false;
+    bool verbose_prompt = false;
+    bool no_think = false;
+    std::string system;
   };
   auto o = std::make_shared<Options>();
   o->gen.max_tokens = 128;
@@ -38,6 +43,10 @@ void setup_run(CLI::App& app, std::function<int()>* run) {
   cmd->add_flag("--print-ids", o->print_ids, "Print the generated ids as a JSON array at the end");
   cmd->add_flag("--no-special", o->no_special, "Do not parse special tokens in the prompt text");
   cmd->add_flag("-v,--verbose", o->verbose, "Print timings to stderr");
+  cmd->add_flag("--verbose-prompt", o->verbose_prompt, "Print the prompt's token ids to stderr");
+  cmd->add_flag("--chat", o->chat, "Wrap the prompt as a user message in the model's chat template");
+  cmd->add_option("--system", o->system, "With --chat: a system message");
+  cmd->add_flag("--no-think", o->no_think, "With --chat: render the prompt with thinking off");
   cmd->callback([run, o] {
     *run = [o] {
       if (o->prompt.empty() && o->tokens.empty()) return fail("give a prompt with -p TEXT or --tokens IDS");
@@ -48,10 +57,26 @@ void setup_run(CLI::App& app, std::function<int()>* run) {
         auto ids = parse_token_list(o->tokens);
         if (!ids.ok()) return fail(ids.status().to_string());
         prompt = std::move(*ids);
+      } else if (o->chat) {
+        nlohmann::ordered_json request;
+        request["messages"] = nlohmann::ordered_json::array();
+        if (!o->system.empty()) request["messages"].push_back({{"role", "system"}, {"content", o->system}});
+        request["messages"].push_back({{"role", "user"}, {"content", o->prompt}});
+        if (o->no_think) request["chat_template_kwargs"] = {{"enable_thinking", false}};
+        auto rendered = (*engine)->render_chat(request.dump());
+        if (!rendered.ok()) return fail(rendered.status().to_string());
+        auto ids = (*engine)->tokenize_chat_prompt(*rendered);
+        if (!ids.ok()) return fail(ids.status().to_string());
+        prompt = std::move(*ids);
       } else {
         auto ids = (*engine)->tokenize(o->prompt, !o->no_special, true);
         if (!ids.ok()) return fail(ids.status().to_string());
         prompt = std::move(*ids);
+      }
+      if (o->verbose_prompt) {
+        std::string ids = "[";
+        for (size_t i = 0; i < prompt.size(); ++i) ids += (i ? "," : "") + std::to_string(prompt[i]);
+        std::fprintf(stderr, "prompt: %zu tokens %s]\n", prompt.size(), ids.c_str());
       }
       auto session = (*engine)->new_session();
       if (!session.ok()) return fail(session.status().to_string());

@@ -79,6 +79,17 @@ class Engine {
   std::string detokenize(std::span<const int32_t> ids) const;
   bool is_end_of_generation(int32_t id) const;
 
+  // Renders an OpenAI-style chat request ({"messages": [...], "tools": [...],
+  // "add_generation_prompt": true, "chat_template_kwargs": {...}}) with the
+  // model's own chat template (a ChatML fallback, with a warning, when the
+  // file has none or it cannot be parsed).
+  Result<std::string> render_chat(std::string_view request_json) const;
+  // "qwen3", "qwen35", "chatml", "llama3" or "unknown".
+  std::string chat_template_family() const;
+  // Tokenizes a rendered chat prompt: special tokens parsed, BOS added only
+  // when the vocabulary wants one and the template did not write it.
+  Result<std::vector<int32_t>> tokenize_chat_prompt(std::string_view prompt) const;
+
   Result<std::unique_ptr<Session>> new_session();
 
  private:

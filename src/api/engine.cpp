@@ -8,6 +8,7 @@
 #include "format/gguf.h"
 #include "models/model.h"
 #include "runtime/sampler.h"
+#include "text/chat_template.h"
 #include "text/detokenizer.h"
 #include "text/tokenizer.h"
 
@@ -20,6 +21,7 @@ struct Engine::Impl {
   std::optional<gguf::File> file;
   std::unique_ptr<Model> model;
   std::optional<text::Tokenizer> tokenizer;
+  std::optional<text::ChatTemplate> chat_template;
   std::unique_ptr<ThreadPool> pool;
 };
 
@@ -43,6 +45,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& gguf_path, const
                          std::to_string(e.model->config().n_vocab) + " rows");
     e.tokenizer.emplace(std::move(tok));
   }
+  e.chat_template.emplace(text::ChatTemplate::from_gguf(*e.file));
   e.pool = std::make_unique<ThreadPool>(options.n_threads);
   return engine;
 }
@@ -66,6 +69,25 @@ std::string Engine::detokenize(std::span<const int32_t> ids) const {
 }
 
 bool Engine::is_end_of_generation(int32_t id) const { return impl_->tokenizer && impl_->tokenizer->is_eog(id); }
+
+Result<std::string> Engine::render_chat(std::string_view request_json) const {
+  return impl_->chat_template->render_json(request_json);
+}
+
+std::string Engine::chat_template_family() const {
+  return text::chat_template_family_name(impl_->chat_template->family());
+}
+
+Result<std::vector<int32_t>> Engine::tokenize_chat_prompt(std::string_view prompt) const {
+  if (!impl_->tokenizer) return NotFound("model '" + impl_->path + "' has no tokenizer (tokenizer.ggml.model)");
+  const text::Tokenizer& tok = *impl_->tokenizer;
+  bool add_special = tok.add_bos();
+  if (add_special && tok.valid_id(tok.bos_id())) {
+    const std::string& bos = tok.token_text(tok.bos_id());
+    if (!bos.empty() && prompt.substr(0, bos.size()) == bos) add_special = false;
+  }
+  return tok.encode(prompt, /*parse_special=*/true, add_special);
+}
 
 struct Session::Impl {
   Engine::Impl* engine = nullptr;
