@@ -1,0 +1,132 @@
+// kazeia bench -m M [-p 512] [-n 128] [-r 3] [-t 1,2] [--json] [--bandwidth]
+//
+// llama-bench-like rows (mean ± sd tokens/s over -r repetitions after a
+// warm-up), plus for decode the weight bytes read per second and its ratio
+// to the read bandwidth measured on this machine, and the peak RSS.
+// `kazeia bench --bandwidth` alone prints only the bandwidth.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cmd_common.h"
+#include "kazeia/bench.h"
+
+namespace kazeia::cli {
+namespace {
+
+std::vector<int> parse_threads(const std::string& s) {
+  std::vector<int> out;
+  auto ids = parse_token_list(s);
+  if (ids.ok())
+    for (int32_t v : *ids) out.push_back(v);
+  return out;
+}
+
+void setup_bench(CLI::App& app, std::function<int()>* run) {
+  struct Options {
+    std::string model;
+    int64_t n_prompt = 512, n_gen = 128;
+    int reps = 3;
+    std::string threads = "0";
+    bool json = false, bandwidth = false, kv_f16 = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand("bench", "Benchmark prompt processing and decode speed");
+  cmd->add_option("-m,--model", o->model, "GGUF model file");
+  cmd->add_option("-p,--n-prompt", o->n_prompt, "Prompt tokens per pp test (0: skip)")->capture_default_str();
+  cmd->add_option("-n,--n-gen", o->n_gen, "Tokens per tg test (0: skip)")->capture_default_str();
+  cmd->add_option("-r,--repetitions", o->reps, "Repetitions")->capture_default_str();
+  cmd->add_option("-t,--threads", o->threads, "Thread counts, comma-separated (0: physical cores)")->capture_default_str();
+  cmd->add_flag("--json", o->json, "JSON output");
+  cmd->add_flag("--bandwidth", o->bandwidth, "Measure the memory read bandwidth (alone when no model is given)");
+  cmd->add_flag("--kv-f16", o->kv_f16, "f16 KV cache");
+  cmd->callback([run, o] {
+    *run = [o] {
+      const std::vector<int> thread_counts = parse_threads(o->threads);
+      if (thread_counts.empty()) return fail("bad thread list '" + o->threads + "'");
+      if (o->model.empty() && !o->bandwidth) return fail("give -m MODEL, or --bandwidth");
+      nlohmann::ordered_json out = nlohmann::ordered_json::array();
+      std::map<int, double> bandwidth;  // per thread count, bytes/s
+      auto get_bandwidth = [&](int threads) {
+        if (!bandwidth.count(threads)) bandwidth[threads] = measure_read_bandwidth(threads);
+        return bandwidth[threads];
+      };
+      if (o->model.empty()) {
+        for (int t : thread_counts) {
+          const double bw = get_bandwidth(t);
+          if (o->json)
+            out.push_back({{"test", "bandwidth"}, {"threads", t}, {"bytes_per_second", bw}});
+          else
+            std::printf("read bandwidth, %d thread(s): %.2f GB/s\n", t, bw / 1e9);
+        }
+        if (o->json) std::printf("%s\n", out.dump(2).c_str());
+        return 0;
+      }
+      if (!o->json)
+        std::printf("| %-28s | %9s | %7s | %10s | %16s | %8s | %9s |\n", "model", "size MiB", "threads", "test",
+                    "t/s", "GB/s", "% of bw");
+      for (int t : thread_counts) {
+        EngineOptions eo;
+        eo.n_threads = t;
+        eo.n_ctx = std::max<int64_t>(o->n_prompt, o->n_gen + 1) + 16;
+        eo.kv_f16 = o->kv_f16;
+        auto engine = Engine::load(o->model, eo);
+        if (!engine.ok()) return fail(engine.status().to_string());
+        Engine& e = **engine;
+        std::string name = e.path();
+        if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+        std::vector<BenchSample> samples;
+        if (o->n_prompt > 0) {
+          auto s = bench_prompt(e, o->n_prompt, o->reps);
+          if (!s.ok()) return fail(s.status().to_string());
+          samples.push_back(*s);
+        }
+        if (o->n_gen > 0) {
+          auto s = bench_decode(e, o->n_gen, o->reps);
+          if (!s.ok()) return fail(s.status().to_string());
+          samples.push_back(*s);
+        }
+        for (const auto& s : samples) {
+          const bool decode = s.test.rfind("tg", 0) == 0;
+          const double gbs = decode ? s.mean_tps() * static_cast<double>(e.weight_bytes_per_token()) : 0.0;
+          const double bw = (decode && o->bandwidth) ? get_bandwidth(e.n_threads()) : 0.0;
+          if (o->json) {
+            nlohmann::ordered_json row{{"model", name},          {"file_size", e.file_size()},
+                                       {"threads", e.n_threads()}, {"test", s.test},
+                                       {"n_tokens", s.n_tokens},   {"tps_mean", s.mean_tps()},
+                                       {"tps_sd", s.stddev_tps()}, {"seconds", s.seconds}};
+            if (decode) {
+              row["weight_bytes_per_token"] = e.weight_bytes_per_token();
+              row["weight_bytes_per_second"] = gbs;
+              if (bw > 0) {
+                row["read_bandwidth"] = bw;
+                row["bandwidth_ratio"] = gbs / bw;
+              }
+            }
+            out.push_back(row);
+          } else {
+            char tps[64], gb[32] = "", pct[32] = "";
+            std::snprintf(tps, sizeof tps, "%.2f ± %.2f", s.mean_tps(), s.stddev_tps());
+            if (decode) std::snprintf(gb, sizeof gb, "%.2f", gbs / 1e9);
+            if (bw > 0) std::snprintf(pct, sizeof pct, "%.1f", 100.0 * gbs / bw);
+            std::printf("| %-28s | %9.1f | %7d | %10s | %16s | %8s | %9s |\n", name.c_str(),
+                        static_cast<double>(e.file_size()) / 1048576.0, e.n_threads(), s.test.c_str(), tps, gb, pct);
+          }
+        }
+      }
+      const double rss = static_cast<double>(peak_rss_bytes()) / 1048576.0;
+      if (o->json) {
+        out.push_back({{"test", "peak_rss"}, {"bytes", peak_rss_bytes()}});
+        std::printf("%s\n", out.dump(2).c_str());
+      } else {
+        for (const auto& [t, bw] : bandwidth) std::printf("read bandwidth, %d thread(s): %.2f GB/s\n", t, bw / 1e9);
+        std::printf("peak RSS: %.1f MiB\n", rss);
+      }
+      return 0;
+    };
+  });
+}
+
+const CommandRegistration kRegistration(setup_bench);
+
+}  // namespace
+}  // namespace kazeia::cli

@@ -1,0 +1,35 @@
+// Measurements for `kazeia bench`: prompt processing and decode speed of a
+// model, the machine's memory read bandwidth, and peak memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kazeia/engine.h"
+#include "kazeia/status.h"
+
+namespace kazeia {
+
+struct BenchSample {
+  std::string test;        // "pp512", "tg128"
+  int64_t n_tokens = 0;
+  std::vector<double> seconds;  // one per repetition
+  double mean_tps() const;
+  double stddev_tps() const;
+};
+
+// pp: one batch of n_prompt tokens from an empty context; tg: n_gen single
+// tokens decoded one after another (after one warm-up token). Token ids are
+// fixed pseudo-random ids of the vocabulary, as llama-bench does.
+Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitions);
+Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions);
+
+// Read bandwidth in bytes/second: n_threads threads sum a buffer of `bytes`
+// (default 1 GiB, far beyond the caches) several times; the best pass counts.
+double measure_read_bandwidth(int n_threads, uint64_t bytes = uint64_t{1} << 30, int passes = 5);
+
+// Peak resident set size of this process so far (VmHWM), in bytes.
+uint64_t peak_rss_bytes();
+
+}  // namespace kazeia

@@ -1,0 +1,128 @@
+#include "kazeia/bench.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <numeric>
+
+#include "base/thread_pool.h"
+
+namespace kazeia {
+
+double BenchSample::mean_tps() const {
+  if (seconds.empty()) return 0.0;
+  double sum = 0.0;
+  for (double s : seconds) sum += n_tokens / s;
+  return sum / static_cast<double>(seconds.size());
+}
+
+double BenchSample::stddev_tps() const {
+  if (seconds.size() < 2) return 0.0;
+  const double mean = mean_tps();
+  double acc = 0.0;
+  for (double s : seconds) acc += (n_tokens / s - mean) * (n_tokens / s - mean);
+  return std::sqrt(acc / static_cast<double>(seconds.size() - 1));
+}
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Deterministic ids spread over the vocabulary (never 0..2, often special).
+std::vector<int32_t> bench_tokens(int64_t n, int64_t n_vocab) {
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (auto& id : ids) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    id = static_cast<int32_t>(3 + x % static_cast<uint64_t>(std::max<int64_t>(n_vocab - 3, 1)));
+  }
+  return ids;
+}
+
+}  // namespace
+
+Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitions) {
+  if (n_prompt <= 0 || n_prompt > engine.n_ctx())
+    return InvalidArgument("prompt length " + std::to_string(n_prompt) + " must be in 1.." + std::to_string(engine.n_ctx()));
+  BenchSample sample{"pp" + std::to_string(n_prompt), n_prompt, {}};
+  const auto ids = bench_tokens(n_prompt, engine.n_vocab());
+  std::vector<float> logits(static_cast<size_t>(engine.n_vocab()));
+  KZ_ASSIGN_OR_RETURN(auto session, engine.new_session());
+  for (int r = 0; r <= repetitions; ++r) {  // r == 0 warms up
+    session->reset();
+    const double t0 = now_seconds();
+    KZ_RETURN_IF_ERROR(session->eval(ids, logits.data()));
+    if (r > 0) sample.seconds.push_back(now_seconds() - t0);
+  }
+  return sample;
+}
+
+Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions) {
+  if (n_gen <= 0 || n_gen + 1 > engine.n_ctx())
+    return InvalidArgument("decode length " + std::to_string(n_gen) + " must be in 1.." + std::to_string(engine.n_ctx() - 1));
+  BenchSample sample{"tg" + std::to_string(n_gen), n_gen, {}};
+  const auto ids = bench_tokens(n_gen + 1, engine.n_vocab());
+  std::vector<float> logits(static_cast<size_t>(engine.n_vocab()));
+  KZ_ASSIGN_OR_RETURN(auto session, engine.new_session());
+  for (int r = 0; r <= repetitions; ++r) {
+    session->reset();
+    KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(ids.data(), 1), logits.data()));
+    const double t0 = now_seconds();
+    for (int64_t i = 1; i <= n_gen; ++i)
+      KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(i)], 1), logits.data()));
+    if (r > 0) sample.seconds.push_back(now_seconds() - t0);
+  }
+  return sample;
+}
+
+double measure_read_bandwidth(int n_threads, uint64_t bytes, int passes) {
+  ThreadPool pool(n_threads);
+  const size_t n = static_cast<size_t>(bytes / sizeof(uint64_t));
+  std::unique_ptr<uint64_t[]> buffer(new uint64_t[n]);
+  // Touch every page from the thread that will read it (first-touch NUMA).
+  pool.parallel_for(0, static_cast<int64_t>(n), [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) buffer[static_cast<size_t>(i)] = static_cast<uint64_t>(i);
+  }, 1, pool.size());
+  std::vector<uint64_t> sinks(static_cast<size_t>(pool.size()) * 8, 0);
+  double best = 0.0;
+  for (int p = 0; p < passes; ++p) {
+    const double t0 = now_seconds();
+    pool.parallel_for(0, static_cast<int64_t>(n), [&](int64_t b, int64_t e, int t) {
+      // Four independent accumulators so the loop is bound by loads, not adds.
+      uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+      int64_t i = b;
+      for (; i + 4 <= e; i += 4) {
+        a0 += buffer[static_cast<size_t>(i)];
+        a1 += buffer[static_cast<size_t>(i + 1)];
+        a2 += buffer[static_cast<size_t>(i + 2)];
+        a3 += buffer[static_cast<size_t>(i + 3)];
+      }
+      for (; i < e; ++i) a0 += buffer[static_cast<size_t>(i)];
+      sinks[static_cast<size_t>(t) * 8] += a0 + a1 + a2 + a3;
+    }, 1, pool.size());
+    best = std::max(best, static_cast<double>(n * sizeof(uint64_t)) / (now_seconds() - t0));
+  }
+  volatile uint64_t keep = std::accumulate(sinks.begin(), sinks.end(), uint64_t{0});
+  (void)keep;
+  return best;
+}
+
+uint64_t peak_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+}  // namespace kazeia
