@@ -1,0 +1,152 @@
+// The kernels layer: the arithmetic every model is built from.
+//
+// This header is the op API; src/kernels/ref/ holds its scalar reference
+// implementation, the path that defines "correct". Later SIMD variants
+// (per-ISA files) must agree with it and are tested against it.
+//
+// Numerics follow llama.cpp's CPU backend (ggml), because the golden logits
+// in ../shared/golden were produced by it:
+//  - A matrix product first converts each activation row to the weight
+//    type's "vec-dot type" (see vec_dot_type()): f16 / bf16 rounding for F16 /
+//    BF16 weights, 8-bit blocks (Q8_0, Q8_1, Q8_K) for quantized weights. It
+//    then multiplies integer quants block by block and applies the scales in
+//    float, in the same grouping as ggml's scalar (generic) dot products.
+//  - Reductions in the norms and softmax are summed in double, as ggml's
+//    `ggml_float` sums are; results are rounded to float where ggml rounds.
+// The remaining differences to llama.cpp are float summation order (ggml's
+// SIMD kernels keep 8 or 16 partial sums); they are ~1 ulp per sum.
+//
+// Shapes follow GGUF: a matrix [n_in, n_out] (ne0 = n_in contiguous) holds
+// n_out rows of n_in values; y = W x means y[r] = sum_c W[r][c] * x[c].
+// Activations of several tokens are stored token-major: x[t * n_in + c].
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "format/tensor_types.h"
+#include "kazeia/status.h"
+
+namespace kazeia {
+class ThreadPool;
+}
+
+namespace kazeia::kernels {
+
+// ------------------------------------------------------------------ matrices
+
+// A view into a weight matrix in its on-disk (GGUF / ggml block) layout. Owns
+// nothing: `data` usually points into a mapped model file.
+struct MatrixView {
+  TensorType type = TensorType::F32;
+  const uint8_t* data = nullptr;  // row r starts at data + r * row_bytes (any alignment)
+  int64_t n_in = 0;               // ne0: values per row (columns)
+  int64_t n_out = 0;              // ne1: rows
+  size_t row_bytes = 0;           // bytes from one row to the next
+};
+
+// Builds a view of a dense [n_in, n_out] matrix of `type` at `data`, checking
+// what the kernels rely on: a known type, positive dims, n_in a multiple of
+// the type's block size, no overflow of n_out * row_bytes, non-null data.
+// When data_bytes is given (not SIZE_MAX), the matrix must fit in it.
+// The type need not be one matmul supports (get_rows accepts more).
+Result<MatrixView> make_matrix_view(TensorType type, const void* data, int64_t n_in,
+                                    int64_t n_out, size_t data_bytes = SIZE_MAX);
+
+// The type ggml's CPU backend converts activations to before multiplying
+// them by a matrix of `weight_type`:
+//   F32 -> F32, F16 -> F16, BF16 -> BF16,
+//   Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4 -> Q8_0,   Q4_1, Q5_1 -> Q8_1,
+//   Q2_K..Q6_K, IQ2_*, IQ3_*, IQ1_*, IQ4_XS, TQ1_0, TQ2_0 -> Q8_K.
+// Types ggml cannot multiply (integers, F64, Q8_1, Q8_K) map to themselves.
+// This is a fact about ggml; matmul_supported() says what we implement.
+TensorType vec_dot_type(TensorType weight_type);
+
+// True for the weight types matmul() implements: F32, F16, BF16, Q4_0, Q4_1,
+// Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
+bool matmul_supported(TensorType weight_type);
+
+// Bytes of one activation row of n values converted to `vec_dot_type`
+// (F32, F16, BF16, Q8_0, Q8_1 or Q8_K); n must be a multiple of its block.
+size_t activation_row_bytes(TensorType vec_dot_type, int64_t n);
+
+// Converts n floats to `vec_dot_type` exactly as ggml's CPU backend does on
+// x86 (the machine the golden outputs come from):
+//  - F32: copied.  F16 / BF16: rounded to nearest even.
+//  - Q8_0 (32-blocks, fp16 d): amax = max|x|, d = amax / 127 stored as fp16,
+//    q = round-half-even(x * (127 / amax)) — ggml's AVX2 quantize_row_q8_0.
+//    (ggml's portable reference instead uses roundf(x * (1 / d)); the two
+//    differ only at exact rounding ties and one-ulp multiplier differences.)
+//  - Q8_1: as Q8_0, plus s = fp16(d * sum(q)) with the unrounded fp32 d.
+//  - Q8_K (256-blocks, fp32 d): ggml's quantize_row_q8_K_ref — the value of
+//    largest magnitude `max` (first on ties), q = nearest_int(-127/max * x)
+//    clamped to 127, d = 1 / (-127/max), bsums = sums of 16 quants.
+// `out` needs activation_row_bytes(vec_dot_type, n) bytes (any alignment).
+Status quantize_activations(TensorType vec_dot_type, const float* x, int64_t n, void* out);
+
+// y[t * n_out + r] = sum_c W[r][c] * x[t * n_in + c] for t < n_tokens, with
+// the activation rounding described above (done once per call, not per
+// row). Rows are split across `pool` when it is given (may be null: runs on
+// the calling thread). The result does not depend on the pool size.
+// x and y must not overlap.
+Status matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y,
+              ThreadPool* pool = nullptr);
+
+// Embedding lookup: out[i * n_in + c] = row ids[i] of `table`, dequantized
+// (exactly, as ggml's get_rows). Any type tensor/quant.h can dequantize.
+// OutOfRange naming the offending index when an id is outside [0, n_out).
+Status get_rows(const MatrixView& table, const int32_t* ids, int64_t n, float* out);
+
+// ------------------------------------------------------- norms and rotary
+//
+// All of these accept out == x (in place).
+
+// RMSNorm as ggml: sum of x[i]*x[i] (each product rounded to float) in
+// double, mean = float(sum / n), scale = 1 / sqrtf(mean + eps),
+// out = (x * scale) * w. `w` may be null (no weight).
+void rms_norm(const float* x, const float* w, int64_t n, float eps, float* out);
+
+// The same per head: n_heads consecutive vectors of head_dim, one shared
+// weight vector of head_dim (qwen3's q_norm / k_norm).
+void rms_norm_heads(const float* x, const float* w, int64_t n_heads, int64_t head_dim,
+                    float eps, float* out);
+
+// L2 normalisation as ggml_l2_norm: sum of squares in double,
+// out = x * (1 / max(sqrtf(float(sum)), eps)).
+void l2_norm(const float* x, int64_t n, float eps, float* out);
+
+// Rotary position embedding, in place, on n_heads consecutive vectors of
+// head_dim at position `pos`. Only the first n_rot dims of each head rotate
+// (n_rot even, 0 < n_rot <= head_dim); the rest are left untouched.
+// Angles as ggml_rope_cache_init: theta_0 = float(pos), theta_{i+1} =
+// theta_i * powf(freq_base, -2 / n_rot) (repeated float multiplication, not
+// pow per pair); pair i uses cosf(theta_i), sinf(theta_i).
+//  - rope_neox pairs dims (i, i + n_rot/2)  (GPT-NeoX; qwen3, qwen35)
+//  - rope_norm pairs dims (2i, 2i + 1)      (original; llama)
+// out' = x0 cos - x1 sin, x1' = x0 sin + x1 cos.
+Status rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos,
+                 float freq_base);
+Status rope_norm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos,
+                 float freq_base);
+
+// Softmax as ggml_soft_max_ext: w = x * scale (+ mask[i] when mask is not
+// null), m = max(w), e_i = expf(w_i - m), sum in double,
+// out = e * float(1 / sum). A mask entry of -INFINITY excludes a position;
+// at least one position must stay finite.
+void softmax(const float* x, int64_t n, float* out);
+void softmax_ext(const float* x, const float* mask, int64_t n, float scale, float* out);
+
+// ---------------------------------------------------------------- elementwise
+//
+// Scalar ggml formulas (the portable fallbacks of ggml's vectorised ones).
+// Every output may alias an input.
+
+void silu(const float* x, int64_t n, float* out);                    // x / (1 + expf(-x))
+void swiglu(const float* gate, const float* up, int64_t n, float* out);  // silu(gate) * up
+void sigmoid(const float* x, int64_t n, float* out);                 // 1 / (1 + expf(-x))
+void softplus(const float* x, int64_t n, float* out);                // x > 20 ? x : logf(1 + expf(x))
+void add(const float* a, const float* b, int64_t n, float* out);     // a + b
+void mul(const float* a, const float* b, int64_t n, float* out);     // a * b
+void scale(const float* x, float s, int64_t n, float* out);          // x * s
+
+}  // namespace kazeia::kernels

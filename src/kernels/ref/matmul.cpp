@@ -1,0 +1,210 @@
+// Matrix views, the reference matrix product and the embedding lookup.
+//
+// matmul = convert the activations once (quantize_activations), then one
+// reference dot product per (row, token). Rows are split across the thread
+// pool; every output element is computed by exactly one dot product whose
+// arithmetic does not depend on the split, so results are identical for any
+// pool size.
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/checked_math.h"
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+#include "kernels/ref/vec_dot.h"
+#include "tensor/quant.h"
+
+namespace kazeia::kernels {
+namespace {
+
+std::string type_name(TensorType t) { return std::string(tensor_type_name(t)); }
+
+// Rows per parallel chunk: at least 16 (one 64-byte line of y per token, so
+// chunks rarely share a cache line) and enough work (~64K multiply-adds) to
+// be worth a dispatch.
+int64_t row_grain(int64_t n_in, int64_t n_tokens) {
+  const int64_t work_per_row = n_in * (n_tokens > 0 ? n_tokens : 1);
+  int64_t grain = work_per_row > 0 ? (int64_t{1} << 16) / work_per_row : 1;
+  if (grain < 16) grain = 16;
+  return grain;
+}
+
+// A per-thread activation buffer that survives between calls, so decode does
+// not allocate on every matmul. It is moved out while in use: a nested
+// matmul on the same thread finds it empty and allocates its own.
+thread_local std::vector<uint8_t> t_act_buffer;
+
+class ActivationBuffer {
+ public:
+  explicit ActivationBuffer(size_t bytes) : buf_(std::move(t_act_buffer)) {
+    if (buf_.size() < bytes) buf_.resize(bytes);
+  }
+  ~ActivationBuffer() {
+    if (buf_.capacity() > t_act_buffer.capacity()) t_act_buffer = std::move(buf_);
+  }
+  ActivationBuffer(const ActivationBuffer&) = delete;
+  ActivationBuffer& operator=(const ActivationBuffer&) = delete;
+  uint8_t* data() { return buf_.data(); }
+
+ private:
+  std::vector<uint8_t> buf_;
+};
+
+Status check_view(const MatrixView& w, const char* op) {
+  const TensorTypeTraits& t = tensor_type_traits(w.type);
+  if (w.data == nullptr) return InvalidArgument(std::string(op) + ": matrix data is null");
+  if (w.n_in <= 0 || w.n_out <= 0) {
+    return InvalidArgument(std::string(op) + ": matrix dims [" + std::to_string(w.n_in) + ", " +
+                           std::to_string(w.n_out) + "] must be positive");
+  }
+  if (w.n_in % t.block_size != 0) {
+    return InvalidArgument(std::string(op) + ": " + type_name(w.type) + " row length " +
+                           std::to_string(w.n_in) + " is not a multiple of the block size " +
+                           std::to_string(t.block_size));
+  }
+  const size_t packed = type_row_bytes(w.type, w.n_in);
+  if (w.row_bytes < packed) {
+    return InvalidArgument(std::string(op) + ": row_bytes " + std::to_string(w.row_bytes) +
+                           " < " + std::to_string(packed) + " bytes of " + std::to_string(w.n_in) +
+                           " " + type_name(w.type) + " values");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<MatrixView> make_matrix_view(TensorType type, const void* data, int64_t n_in, int64_t n_out,
+                                    size_t data_bytes) {
+  if (!tensor_type_traits(static_cast<uint32_t>(type))) {
+    return InvalidArgument("matrix view: unknown tensor type id " +
+                           std::to_string(static_cast<uint32_t>(type)));
+  }
+  const TensorTypeTraits& t = tensor_type_traits(type);
+  if (data == nullptr) return InvalidArgument("matrix view: data is null");
+  if (n_in <= 0 || n_out <= 0) {
+    return InvalidArgument("matrix view: dims [" + std::to_string(n_in) + ", " +
+                           std::to_string(n_out) + "] must be positive");
+  }
+  if (n_in % t.block_size != 0) {
+    return InvalidArgument("matrix view: " + type_name(type) + " row length " +
+                           std::to_string(n_in) + " is not a multiple of the block size " +
+                           std::to_string(t.block_size));
+  }
+  const auto row = checked_mul(static_cast<uint64_t>(n_in / t.block_size), t.block_bytes);
+  const auto total = row ? checked_mul(*row, static_cast<uint64_t>(n_out)) : std::nullopt;
+  if (!total || *total > static_cast<uint64_t>(SIZE_MAX / 2)) {
+    return InvalidArgument("matrix view: " + type_name(type) + " [" + std::to_string(n_in) + ", " +
+                           std::to_string(n_out) + "] overflows the address space");
+  }
+  if (data_bytes != SIZE_MAX && *total > data_bytes) {
+    return OutOfRange("matrix view: " + type_name(type) + " [" + std::to_string(n_in) + ", " +
+                      std::to_string(n_out) + "] needs " + std::to_string(*total) +
+                      " bytes, only " + std::to_string(data_bytes) + " available");
+  }
+  MatrixView v;
+  v.type = type;
+  v.data = static_cast<const uint8_t*>(data);
+  v.n_in = n_in;
+  v.n_out = n_out;
+  v.row_bytes = static_cast<size_t>(*row);
+  return v;
+}
+
+bool matmul_supported(TensorType weight_type) { return ref::vec_dot_fn(weight_type) != nullptr; }
+
+namespace ref {
+
+VecDotFn vec_dot_fn(TensorType weight_type) {
+  switch (weight_type) {
+    case TensorType::F32: return vec_dot_f32;
+    case TensorType::F16: return vec_dot_f16;
+    case TensorType::BF16: return vec_dot_bf16;
+    case TensorType::Q4_0: return vec_dot_q4_0;
+    case TensorType::Q4_1: return vec_dot_q4_1;
+    case TensorType::Q5_0: return vec_dot_q5_0;
+    case TensorType::Q5_1: return vec_dot_q5_1;
+    case TensorType::Q8_0: return vec_dot_q8_0;
+    case TensorType::Q2_K: return vec_dot_q2_K;
+    case TensorType::Q3_K: return vec_dot_q3_K;
+    case TensorType::Q4_K: return vec_dot_q4_K;
+    case TensorType::Q5_K: return vec_dot_q5_K;
+    case TensorType::Q6_K: return vec_dot_q6_K;
+    default: return nullptr;
+  }
+}
+
+}  // namespace ref
+
+Status matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
+  const ref::VecDotFn dot = ref::vec_dot_fn(w.type);
+  if (dot == nullptr) {
+    return Unsupported("matmul: weight type " + type_name(w.type) + " is not supported");
+  }
+  KZ_RETURN_IF_ERROR(check_view(w, "matmul"));
+  if (n_tokens < 0) return InvalidArgument("matmul: n_tokens = " + std::to_string(n_tokens));
+  if (n_tokens == 0) return OkStatus();
+  if (x == nullptr || y == nullptr) return InvalidArgument("matmul: null activation or output");
+
+  // Convert every token's activation row once; F32 weights use x as is.
+  const TensorType vdt = vec_dot_type(w.type);
+  const size_t act_row = activation_row_bytes(vdt, w.n_in);
+  const void* act = x;
+  ActivationBuffer buffer(vdt == TensorType::F32 ? 0 : act_row * static_cast<size_t>(n_tokens));
+  if (vdt != TensorType::F32) {
+    uint8_t* out = buffer.data();
+    auto convert = [&](int64_t t0, int64_t t1, int) {
+      for (int64_t t = t0; t < t1; ++t) {
+        // Cannot fail: type and length were checked above.
+        (void)quantize_activations(vdt, x + t * w.n_in, w.n_in, out + t * act_row);
+      }
+    };
+    if (pool != nullptr && n_tokens > 1) {
+      pool->parallel_for(0, n_tokens, convert);
+    } else {
+      convert(0, n_tokens, 0);
+    }
+    act = out;
+  }
+
+  // Each weight row meets all tokens while it is in cache.
+  const auto* act_bytes = static_cast<const uint8_t*>(act);
+  auto rows = [&](int64_t r0, int64_t r1, int) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const uint8_t* w_row = w.data + static_cast<size_t>(r) * w.row_bytes;
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        y[t * w.n_out + r] = dot(w.n_in, w_row, act_bytes + static_cast<size_t>(t) * act_row);
+      }
+    }
+  };
+  if (pool != nullptr) {
+    pool->parallel_for(0, w.n_out, rows, row_grain(w.n_in, n_tokens));
+  } else {
+    rows(0, w.n_out, 0);
+  }
+  return OkStatus();
+}
+
+Status get_rows(const MatrixView& table, const int32_t* ids, int64_t n, float* out) {
+  if (!can_dequantize(table.type)) {
+    return Unsupported("get_rows: cannot dequantize type " + type_name(table.type));
+  }
+  KZ_RETURN_IF_ERROR(check_view(table, "get_rows"));
+  if (n < 0) return InvalidArgument("get_rows: n = " + std::to_string(n));
+  if (n == 0) return OkStatus();
+  if (ids == nullptr || out == nullptr) return InvalidArgument("get_rows: null ids or output");
+  for (int64_t i = 0; i < n; ++i) {
+    if (ids[i] < 0 || ids[i] >= table.n_out) {
+      return OutOfRange("get_rows: id " + std::to_string(ids[i]) + " at index " +
+                        std::to_string(i) + " is outside [0, " + std::to_string(table.n_out) + ")");
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t* row = table.data + static_cast<size_t>(ids[i]) * table.row_bytes;
+    KZ_RETURN_IF_ERROR(dequantize_row(table.type, row, out + i * table.n_in, table.n_in));
+  }
+  return OkStatus();
+}
+
+}  // namespace kazeia::kernels

@@ -1,0 +1,65 @@
+// Scalar reference dot products: one weight row times one activation row
+// that quantize_activations() already converted to vec_dot_type(weight).
+//
+// These are the units SIMD kernels replace, and the units their tests
+// compare against: same signature, same result up to float summation order.
+//
+// Each follows the float grouping of ggml's generic ggml_vec_dot_*_q8_*
+// (integer sums per block or sub-block, exact; scales applied in float in
+// ggml's order), so the reference is as close to llama.cpp as a scalar loop
+// can be. Where ggml keeps several float partial sums, so do we.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "format/tensor_types.h"
+#include "tensor/blocks.h"
+
+namespace kazeia::kernels::ref {
+
+// ggml's block_q8_1: the activation format for Q4_1 / Q5_1 weights.
+// value = d * qs[i]; s = d * sum(qs) (both fp16), which carries the weights'
+// offset m: sum((q_w * d_w + m) * x) = d_w * d * sum(q_w * q) + m * s.
+struct BlockQ8_1 {
+  uint16_t d;
+  uint16_t s;
+  int8_t qs[kQK];
+};
+static_assert(sizeof(BlockQ8_1) == 36);
+
+// w_row: n values of the weight type in their on-disk layout (any
+// alignment). x_row: n values of the vec-dot type as written by
+// quantize_activations (alignment of its block type). n is a multiple of the
+// weight type's block size.
+using VecDotFn = float (*)(int64_t n, const uint8_t* w_row, const void* x_row);
+
+// The reference dot product for a weight type, nullptr when unsupported.
+VecDotFn vec_dot_fn(TensorType weight_type);
+
+float vec_dot_f32(int64_t n, const uint8_t* w_row, const void* x_row);   // x: f32
+float vec_dot_f16(int64_t n, const uint8_t* w_row, const void* x_row);   // x: f16
+float vec_dot_bf16(int64_t n, const uint8_t* w_row, const void* x_row);  // x: bf16
+float vec_dot_q4_0(int64_t n, const uint8_t* w_row, const void* x_row);  // x: Q8_0
+float vec_dot_q4_1(int64_t n, const uint8_t* w_row, const void* x_row);  // x: Q8_1
+float vec_dot_q5_0(int64_t n, const uint8_t* w_row, const void* x_row);  // x: Q8_0
+float vec_dot_q5_1(int64_t n, const uint8_t* w_row, const void* x_row);  // x: Q8_1
+float vec_dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row);  // x: Q8_0
+float vec_dot_q2_K(int64_t n, const uint8_t* w_row, const void* x_row);  // x: Q8_K
+float vec_dot_q3_K(int64_t n, const uint8_t* w_row, const void* x_row);  // x: Q8_K
+float vec_dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row);  // x: Q8_K
+float vec_dot_q5_K(int64_t n, const uint8_t* w_row, const void* x_row);  // x: Q8_K
+float vec_dot_q6_K(int64_t n, const uint8_t* w_row, const void* x_row);  // x: Q8_K
+
+// Activation quantizers (ggml's x86 runtime behaviour, see kernels.h).
+void quantize_row_q8_0_act(const float* x, int64_t n, uint8_t* out);
+void quantize_row_q8_1_act(const float* x, int64_t n, uint8_t* out);
+void quantize_row_q8_K_act(const float* x, int64_t n, uint8_t* out);
+
+// Float sum of a[i] * b[i] with kFloatLanes independent partial sums (lane
+// i % kFloatLanes), combined pairwise at the end. Deterministic, and a shape
+// the compiler vectorises without -ffast-math.
+inline constexpr int kFloatLanes = 16;
+float dot_f32_lanes(const float* a, const float* b, int64_t n);
+
+}  // namespace kazeia::kernels::ref
