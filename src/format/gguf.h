@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -82,12 +84,24 @@ struct TensorInfo {
   uint64_t row_bytes() const;  // bytes of one row of ne0 elements
 };
 
+// Limits that keep a hostile header from exhausting memory before its bytes
+// are proven to exist. Each bound is far above any real model.
+struct ParseLimits {
+  uint64_t max_tensors = 1u << 20;
+  uint64_t max_kv = 1u << 20;
+  uint64_t max_dims = 4;  // GGML_MAX_DIMS
+  uint64_t max_array_depth = 8;
+};
+
 class File {
  public:
   // Maps the file and parses it; the returned File owns the mapping.
   static Result<File> open(const std::string& path);
   // Parses bytes owned by the caller (they must outlive the File).
   static Result<File> parse(std::span<const uint8_t> bytes, std::string source_name = "<memory>");
+  // The same with explicit limits (tests use tight ones).
+  static Result<File> parse(std::span<const uint8_t> bytes, std::string source_name,
+                            const ParseLimits& limits);
 
   uint32_t version() const { return version_; }
   uint32_t alignment() const { return alignment_; }
@@ -132,15 +146,6 @@ class File {
   friend class Parser;
 };
 
-// Limits that keep a hostile header from exhausting memory before its bytes
-// are proven to exist. Each bound is far above any real model.
-struct ParseLimits {
-  uint64_t max_tensors = 1u << 20;
-  uint64_t max_kv = 1u << 20;
-  uint64_t max_dims = 4;  // GGML_MAX_DIMS
-  uint64_t max_array_depth = 8;
-};
-
 // Builds a GGUF v3 file. Keys keep their insertion order (setting a key again
 // replaces its value in place); tensors are written in insertion order, each
 // at an offset aligned to general.alignment (default 32).
@@ -151,8 +156,14 @@ class Writer {
   // dims: ne0 first. data.size() must equal the type's byte size for dims.
   Status add_tensor(std::string name, TensorType type, std::vector<uint64_t> dims,
                     std::vector<uint8_t> data);
+  // Checks what set() cannot refuse: general.alignment (when present) is a
+  // uint32 nonzero power of two, and every array is homogeneous.
+  Status validate() const;
+  // validate(), then writes to a temporary file beside path and renames it.
   Status write(const std::string& path) const;
-  std::vector<uint8_t> to_bytes() const;  // the whole file in memory
+  // The whole file in memory, byte-identical to what write() produces. Does
+  // not validate, so tests can build invalid files with it.
+  std::vector<uint8_t> to_bytes() const;
 
   const std::vector<KeyValue>& metadata() const { return metadata_; }
   size_t tensor_count() const { return tensors_.size(); }
@@ -165,6 +176,8 @@ class Writer {
     std::vector<uint8_t> data;
   };
   uint32_t alignment() const;
+  // Streams the file to sink in order; stops at the first error of the sink.
+  Status emit(const std::function<Status(std::span<const uint8_t>)>& sink) const;
   std::vector<KeyValue> metadata_;
   std::vector<PendingTensor> tensors_;
 };
