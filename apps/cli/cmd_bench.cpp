@@ -64,6 +64,13 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
       if (!o->json)
         std::printf("| %-28s | %9s | %7s | %10s | %16s | %8s | %9s |\n", "model", "size MiB", "threads", "test",
                     "t/s", "GB/s", "% of bw");
+      struct Row {
+        std::string name;
+        uint64_t file_size, weight_bytes;
+        int threads;
+        BenchSample sample;
+      };
+      std::vector<Row> rows;
       for (int t : thread_counts) {
         EngineOptions eo;
         eo.n_threads = t;
@@ -85,17 +92,24 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
           if (!s.ok()) return fail(s.status().to_string());
           samples.push_back(*s);
         }
-        for (const auto& s : samples) {
+        for (const auto& s : samples) rows.push_back({name, e.file_size(), e.weight_bytes_per_token(), e.n_threads(), s});
+      }
+      // Peak RSS before the bandwidth test, whose buffer would dominate it.
+      const uint64_t rss_bytes = peak_rss_bytes();
+      for (const Row& row_info : rows) {
+        {
+          const BenchSample& s = row_info.sample;
+          const std::string& name = row_info.name;
           const bool decode = s.test.rfind("tg", 0) == 0;
-          const double gbs = decode ? s.mean_tps() * static_cast<double>(e.weight_bytes_per_token()) : 0.0;
-          const double bw = (decode && o->bandwidth) ? get_bandwidth(e.n_threads()) : 0.0;
+          const double gbs = decode ? s.mean_tps() * static_cast<double>(row_info.weight_bytes) : 0.0;
+          const double bw = (decode && o->bandwidth) ? get_bandwidth(row_info.threads) : 0.0;
           if (o->json) {
-            nlohmann::ordered_json row{{"model", name},          {"file_size", e.file_size()},
-                                       {"threads", e.n_threads()}, {"test", s.test},
+            nlohmann::ordered_json row{{"model", name},          {"file_size", row_info.file_size},
+                                       {"threads", row_info.threads}, {"test", s.test},
                                        {"n_tokens", s.n_tokens},   {"tps_mean", s.mean_tps()},
                                        {"tps_sd", s.stddev_tps()}, {"seconds", s.seconds}};
             if (decode) {
-              row["weight_bytes_per_token"] = e.weight_bytes_per_token();
+              row["weight_bytes_per_token"] = row_info.weight_bytes;
               row["weight_bytes_per_second"] = gbs;
               if (bw > 0) {
                 row["read_bandwidth"] = bw;
@@ -109,13 +123,13 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
             if (decode) std::snprintf(gb, sizeof gb, "%.2f", gbs / 1e9);
             if (bw > 0) std::snprintf(pct, sizeof pct, "%.1f", 100.0 * gbs / bw);
             std::printf("| %-28s | %9.1f | %7d | %10s | %16s | %8s | %9s |\n", name.c_str(),
-                        static_cast<double>(e.file_size()) / 1048576.0, e.n_threads(), s.test.c_str(), tps, gb, pct);
+                        static_cast<double>(row_info.file_size) / 1048576.0, row_info.threads, s.test.c_str(), tps, gb, pct);
           }
         }
       }
-      const double rss = static_cast<double>(peak_rss_bytes()) / 1048576.0;
+      const double rss = static_cast<double>(rss_bytes) / 1048576.0;
       if (o->json) {
-        out.push_back({{"test", "peak_rss"}, {"bytes", peak_rss_bytes()}});
+        out.push_back({{"test", "peak_rss"}, {"bytes", rss_bytes}});
         std::printf("%s\n", out.dump(2).c_str());
       } else {
         for (const auto& [t, bw] : bandwidth) std::printf("read bandwidth, %d thread(s): %.2f GB/s\n", t, bw / 1e9);
