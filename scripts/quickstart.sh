@@ -13,7 +13,8 @@ SMOL="$ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 if [ -f "$SMOL" ]; then
   echo "quickstart: using SmolLM2-135M-Instruct ($SMOL)"
   "$KAZEIA" info -m "$SMOL" | head -12
-  "$KAZEIA" run -m "$SMOL" --chat -p "What is the capital of France?" -n 64 --temp 0 -v
+  "$KAZEIA" run -m "$SMOL" --chat --system "You are a helpful assistant." \
+    -p "What is the capital of France?" -n 64 --temp 0 -v
 elif [ -f "$SHARED/models/stories260K.gguf" ]; then
   echo "quickstart: SmolLM2 unavailable; using $SHARED/models/stories260K.gguf"
   "$KAZEIA" run -m "$SHARED/models/stories260K.gguf" -p "Once upon a time" -n 64 --temp 0 -v
