@@ -13,8 +13,11 @@ SMOL="$ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 if [ -f "$SMOL" ]; then
   echo "quickstart: using SmolLM2-135M-Instruct ($SMOL)"
   "$KAZEIA" info -m "$SMOL" | head -12
-  "$KAZEIA" run -m "$SMOL" --chat --system "You are a helpful assistant." \
-    -p "What is the capital of France?" -n 64 --temp 0 -v
+  # The user turn in SmolLM2's ChatML form. (Through its full template, which
+  # adds a default system line, this 135M model answers in French; see the
+  # models issue notes.)
+  "$KAZEIA" run -m "$SMOL" -p $'<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n' \
+    -n 64 --temp 0 -v
 elif [ -f "$SHARED/models/stories260K.gguf" ]; then
   echo "quickstart: SmolLM2 unavailable; using $SHARED/models/stories260K.gguf"
   "$KAZEIA" run -m "$SHARED/models/stories260K.gguf" -p "Once upon a time" -n 64 --temp 0 -v

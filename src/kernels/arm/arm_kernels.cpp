@@ -1,0 +1,119 @@
+// Level -> kernel tables of the ARM kernels (see arm_kernels.h).
+//
+// This file is compiled on every architecture (its name has no ISA suffix);
+// the per-level kernels it points to exist only in aarch64 builds, so off
+// aarch64 the lookups return nullptr.
+#include "kernels/arm/arm_kernels.h"
+
+#if defined(__aarch64__)
+#include "kernels/arm/level_kernels.h"
+#include "kernels/dispatch.h"
+#endif
+
+namespace kazeia::kernels::arm {
+
+#if defined(__aarch64__)
+
+namespace {
+
+// The ARM levels are ordered scalar < neon < dotprod < i8mm; any other value
+// (an x86 level, which cannot occur here) counts as scalar.
+bool at_least(CpuLevel level, CpuLevel wanted) {
+  const bool is_arm = level == CpuLevel::kNeon || level == CpuLevel::kDotprod ||
+                      level == CpuLevel::kI8mm;
+  return is_arm && level >= wanted;
+}
+
+// Rows in pairs times tokens in pairs through the 2x2 tile; with an odd
+// row or token count the leftover goes through the row dot. The weights of a
+// row pair are reused for every token pair while they are in cache.
+template <VecDot2x2Fn Tile>
+void strip_2x2(const StripArgs& a) {
+  const auto dot_at = [&](int64_t r, int64_t t) {
+    a.y[static_cast<size_t>(t) * a.ldy + static_cast<size_t>(r)] =
+        a.dot(a.n_in, a.w + static_cast<size_t>(r) * a.w_stride,
+              a.x.q + static_cast<size_t>(t) * a.x.q_stride);
+  };
+  int64_t r = 0;
+  for (; r + 2 <= a.n_rows; r += 2) {
+    const uint8_t* w = a.w + static_cast<size_t>(r) * a.w_stride;
+    int64_t t = 0;
+    for (; t + 2 <= a.x.n_tokens; t += 2) {
+      Tile(a.n_in, w, a.w_stride, a.x.q + static_cast<size_t>(t) * a.x.q_stride, a.x.q_stride,
+           a.y + static_cast<size_t>(t) * a.ldy + static_cast<size_t>(r), a.ldy);
+    }
+    if (t < a.x.n_tokens) {
+      dot_at(r, t);
+      dot_at(r + 1, t);
+    }
+  }
+  if (r < a.n_rows) {
+    for (int64_t t = 0; t < a.x.n_tokens; ++t) dot_at(r, t);
+  }
+}
+
+}  // namespace
+
+StripFn arm_strip_fn(TensorType type, CpuLevel level) {
+  if (!at_least(level, CpuLevel::kI8mm)) return nullptr;
+  switch (type) {
+    case TensorType::Q4_0: return strip_2x2<i8mm::vec_dot_q4_0_2x2>;
+    case TensorType::Q8_0: return strip_2x2<i8mm::vec_dot_q8_0_2x2>;
+    default: return nullptr;
+  }
+}
+
+VecDotFn arm_vec_dot_fn(TensorType type, CpuLevel level) {
+  if (at_least(level, CpuLevel::kDotprod)) {
+    switch (type) {
+      case TensorType::Q4_0: return dotprod::vec_dot_q4_0;
+      case TensorType::Q8_0: return dotprod::vec_dot_q8_0;
+      case TensorType::Q4_K: return dotprod::vec_dot_q4_K;
+      case TensorType::Q6_K: return dotprod::vec_dot_q6_K;
+      default: break;  // the NEON versions below
+    }
+  }
+  if (at_least(level, CpuLevel::kNeon)) {
+    switch (type) {
+      case TensorType::F32: return neon::vec_dot_f32;
+      case TensorType::F16: return neon::vec_dot_f16;
+      case TensorType::BF16: return neon::vec_dot_bf16;
+      case TensorType::Q4_0: return neon::vec_dot_q4_0;
+      case TensorType::Q8_0: return neon::vec_dot_q8_0;
+      case TensorType::Q4_K: return neon::vec_dot_q4_K;
+      case TensorType::Q6_K: return neon::vec_dot_q6_K;
+      default: break;
+    }
+  }
+  return nullptr;
+}
+
+VecDot2x2Fn arm_vec_dot_2x2_fn(TensorType type, CpuLevel level) {
+  if (!at_least(level, CpuLevel::kI8mm)) return nullptr;
+  switch (type) {
+    case TensorType::Q4_0: return i8mm::vec_dot_q4_0_2x2;
+    case TensorType::Q8_0: return i8mm::vec_dot_q8_0_2x2;
+    default: return nullptr;
+  }
+}
+
+QuantizeActFn arm_quantize_act_fn(TensorType vec_dot_type, CpuLevel level) {
+  if (!at_least(level, CpuLevel::kNeon)) return nullptr;
+  switch (vec_dot_type) {
+    case TensorType::Q8_0: return neon::quantize_row_q8_0_act;
+    case TensorType::Q8_1: return neon::quantize_row_q8_1_act;
+    case TensorType::Q8_K: return neon::quantize_row_q8_K_act;
+    default: return nullptr;
+  }
+}
+
+#else  // not aarch64
+
+VecDotFn arm_vec_dot_fn(TensorType, CpuLevel) { return nullptr; }
+VecDot2x2Fn arm_vec_dot_2x2_fn(TensorType, CpuLevel) { return nullptr; }
+StripFn arm_strip_fn(TensorType, CpuLevel) { return nullptr; }
+QuantizeActFn arm_quantize_act_fn(TensorType, CpuLevel) { return nullptr; }
+
+#endif
+
+}  // namespace kazeia::kernels::arm

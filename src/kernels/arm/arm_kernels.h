@@ -1,0 +1,78 @@
+// ARM (aarch64) SIMD kernels, exposed per dispatch level for the kernel
+// dispatch table to pick from.
+//
+// Each lookup takes the level the caller runs at (normally cpu_level(), which
+// honours KAZEIA_CPU_LEVEL) and returns the best kernel that level allows, or
+// nullptr when this file set has none for the type at that level (the caller
+// then keeps the scalar reference). Off aarch64 every lookup returns nullptr,
+// so dispatch code may call these unconditionally.
+//
+// What exists, by level (a higher level also offers everything below it):
+//   neon:    dots F32, F16, BF16; Q4_0, Q8_0 (x Q8_0), Q4_K, Q6_K (x Q8_K)
+//            with widening 8-bit multiplies; activation quantizers
+//            Q8_0, Q8_1, Q8_K
+//   dotprod: Q4_0, Q8_0, Q4_K, Q6_K with SDOT (vdotq_s32)
+//   i8mm:    2-row x 2-token tiles for Q8_0 and Q4_0 with SMMLA, and
+//            matmul strips built on them
+//
+// Agreement with the reference (src/kernels/ref, tested in
+// tests/kernels/arm_*_test.cpp):
+//  - integer sums of each block / sub-block are exact, the same integers the
+//    reference computes;
+//  - F32, F16, BF16, Q4_0 and Q8_0 (row dots and 2x2 tiles) also repeat the
+//    reference's float operations in its order: bit-identical results, so
+//    these types give the same logits at every level. This holds when the
+//    compiler does not contract a * b + c into fused multiply-adds
+//    (-ffp-contract=off; GCC contracts by default);
+//  - Q4_K and Q6_K scale whole super-block sums (the reference keeps eight
+//    partial sums), so they may differ by a few ulps of sum |w_i * x_i|;
+//  - the activation quantizers write exactly the bytes of
+//    ref::quantize_row_*_act (for every input without signalling NaNs).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/cpu_features.h"
+#include "format/tensor_types.h"
+#include "kernels/ref/vec_dot.h"
+
+namespace kazeia::kernels {
+struct StripArgs;  // kernels/dispatch.h
+}
+
+namespace kazeia::kernels::arm {
+
+// One weight row times one activation row: the signature of
+// ref::vec_dot_fn(), a drop-in replacement for it.
+using VecDotFn = ref::VecDotFn;
+
+// Two weight rows times two activation rows in one pass (the i8mm tile):
+//   y[0] = w0 . x0    y[1] = w1 . x0
+//   y[y_stride] = w0 . x1    y[y_stride + 1] = w1 . x1
+// with w0 = w_rows, w1 = w_rows + w_row_bytes (weight type, any alignment),
+// x0 = x_rows, x1 = x_rows + x_row_bytes (vec-dot type, as written by
+// quantize_activations). That is matmul's output layout y[t * n_out + r]
+// with y_stride = n_out. Each of the four results equals what the VecDotFn of
+// the same type gives up to float summation order.
+using VecDot2x2Fn = void (*)(int64_t n, const uint8_t* w_rows, size_t w_row_bytes,
+                             const void* x_rows, size_t x_row_bytes, float* y, size_t y_stride);
+
+// Converts n floats (a multiple of the block size) to an activation block
+// type; the signature of ref::quantize_row_*_act.
+using QuantizeActFn = void (*)(const float* x, int64_t n, uint8_t* out);
+
+// A matmul strip (dispatch.h's StripFn: rows [0, n_rows) of a strip times
+// every token) built on the 2x2 tile: row pairs times token pairs through
+// the tile, a leftover row or token through args.dot. Any n_rows works;
+// kArmStripRows is a good strip_rows. nullptr where no tile exists.
+using StripFn = void (*)(const StripArgs& args);
+inline constexpr int kArmStripRows = 16;
+
+VecDotFn arm_vec_dot_fn(TensorType weight_type, CpuLevel level);
+VecDot2x2Fn arm_vec_dot_2x2_fn(TensorType weight_type, CpuLevel level);
+StripFn arm_strip_fn(TensorType weight_type, CpuLevel level);
+// vec_dot_type is the activation type (Q8_0, Q8_1, Q8_K).
+QuantizeActFn arm_quantize_act_fn(TensorType vec_dot_type, CpuLevel level);
+
+}  // namespace kazeia::kernels::arm

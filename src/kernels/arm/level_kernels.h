@@ -1,0 +1,40 @@
+// The per-level ARM kernels behind arm_kernels.h. Internal to src/kernels/arm:
+// each namespace's functions live in source files compiled with that level's
+// -march flags (cmake/KazeiaLayer.cmake: *_neon.cpp baseline, *_dotprod.cpp
+// +dotprod+fp16, *_i8mm.cpp +i8mm), so one must only be called when the CPU
+// has the level. arm_kernels.cpp is the only caller.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kazeia::kernels::arm {
+
+namespace neon {
+float vec_dot_f32(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_f16(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_bf16(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q4_0(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q6_K(int64_t n, const uint8_t* w_row, const void* x_row);
+void quantize_row_q8_0_act(const float* x, int64_t n, uint8_t* out);
+void quantize_row_q8_1_act(const float* x, int64_t n, uint8_t* out);
+void quantize_row_q8_K_act(const float* x, int64_t n, uint8_t* out);
+}  // namespace neon
+
+namespace dotprod {
+float vec_dot_q4_0(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q6_K(int64_t n, const uint8_t* w_row, const void* x_row);
+}  // namespace dotprod
+
+namespace i8mm {
+void vec_dot_q4_0_2x2(int64_t n, const uint8_t* w_rows, size_t w_row_bytes, const void* x_rows,
+                      size_t x_row_bytes, float* y, size_t y_stride);
+void vec_dot_q8_0_2x2(int64_t n, const uint8_t* w_rows, size_t w_row_bytes, const void* x_rows,
+                      size_t x_row_bytes, float* y, size_t y_stride);
+}  // namespace i8mm
+
+}  // namespace kazeia::kernels::arm

@@ -1,0 +1,85 @@
+// Small NEON helpers shared by the ARM kernel sources.
+//
+// Everything here is in an anonymous namespace on purpose. The including
+// sources are compiled with different -march flags (baseline, +dotprod,
+// +i8mm); an ordinary inline function would be emitted once per source and
+// the linker would keep any one copy, possibly one compiled with
+// instructions a lower level lacks. With internal linkage each source keeps
+// its own copy.
+//
+// Loads go through byte vectors: weight rows come straight from a mapped
+// file at any alignment, and a byte load makes no alignment promise.
+#pragma once
+
+#if !defined(__aarch64__)
+#error "kernels/arm/neon_util.h is for aarch64 sources only"
+#endif
+
+#include <arm_neon.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace kazeia::kernels::arm {
+namespace {
+
+inline float32x4_t load_f32x4(const uint8_t* p) { return vreinterpretq_f32_u8(vld1q_u8(p)); }
+inline int8x16_t load_s8x16(const uint8_t* p) { return vreinterpretq_s8_u8(vld1q_u8(p)); }
+inline int8x16_t load_s8x16(const int8_t* p) { return vld1q_s8(p); }
+
+inline uint16_t load_u16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+inline float load_f32(const uint8_t* p) {
+  float v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// IEEE half -> float with the FCVT instruction: exact, the same value as
+// fp16_to_fp32() from tensor/quant.h (a signalling NaN comes back quiet in
+// both), but inline, which matters once per 32-element block.
+inline float half_to_float(uint16_t h) {
+  __fp16 f;
+  std::memcpy(&f, &h, sizeof(f));
+  return static_cast<float>(f);
+}
+
+// Four halves (e.g. the scales of four blocks) to a float vector.
+inline float32x4_t halves_to_f32x4(uint16_t h0, uint16_t h1, uint16_t h2, uint16_t h3) {
+  const uint16_t h[4] = {h0, h1, h2, h3};
+  return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(h)));
+}
+
+// [sum(a), sum(b), sum(c), sum(d)]: the exact block sums of four integer
+// dot-product accumulators, in one vector.
+inline int32x4_t sum_lanes_4(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d) {
+  return vpaddq_s32(vpaddq_s32(a, b), vpaddq_s32(c, d));
+}
+
+// How the reference applies the two fp16 scales to a legacy block's
+// integer sum (ggml's generic code differs between the formats, and the
+// reference keeps that):
+//   Q4_0: (sumi * d_w) * d_x       Q8_0: sumi * (d_w * d_x)
+enum class ScaleOrder { kWeightFirst, kProductOfScales };
+
+template <ScaleOrder kOrder>
+inline float32x4_t scale_sums(float32x4_t sumi, float32x4_t dw, float32x4_t dx) {
+  if constexpr (kOrder == ScaleOrder::kWeightFirst) return vmulq_f32(vmulq_f32(sumi, dw), dx);
+  return vmulq_f32(sumi, vmulq_f32(dw, dx));
+}
+
+// Q4 nibbles of 16 bytes as signed 8-bit values: low (byte & 15) and high
+// (byte >> 4) halves, each minus `offset` (8 for Q4_0, 0 for Q4_K).
+inline int8x16_t low_nibbles(uint8x16_t bytes, int8_t offset) {
+  return vsubq_s8(vreinterpretq_s8_u8(vandq_u8(bytes, vdupq_n_u8(0x0F))), vdupq_n_s8(offset));
+}
+inline int8x16_t high_nibbles(uint8x16_t bytes, int8_t offset) {
+  return vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(bytes, 4)), vdupq_n_s8(offset));
+}
+
+}  // namespace
+}  // namespace kazeia::kernels::arm
