@@ -1,6 +1,6 @@
 // Writes the seed corpus of gguf_reader_fuzz: a few small valid GGUF files
 // made with gguf::Writer. The committed fuzz/corpus/gguf/ was made by
-//   ./build-fuzz/fuzz/make_gguf_seeds fuzz/corpus/gguf
+//   ./build-asan/fuzz/make_gguf_seeds fuzz/corpus/gguf
 // Run it again after a format change; keep the corpus small (< 50 KB).
 #include <cstdio>
 #include <string>

@@ -8,7 +8,7 @@ bash "$ROOT/scripts/build.sh" --fuzz
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 status=0
-for target in "$ROOT"/build-fuzz/fuzz/*_fuzz; do
+for target in "$ROOT"/build-asan/fuzz/*_fuzz; do
   [ -x "$target" ] || continue
   name="$(basename "$target")"
   corpus="$work/$name"

@@ -198,7 +198,10 @@ TEST_F(GoldenLogits, QuantizedModels) {
   check_against_golden("qwen35-chat-q8_0.gguf", "qwen35-chat-q8_0.code200", {0.5, 9, 79});
   // K-quants: `fr` matches closely except q4_k_m row 24 (0.056, boundary);
   // `code` flips early (positions 33-53 / 34 / 137), so compare loosely after.
-  check_against_golden("qwen3-kq-q4_k_m.gguf", "qwen3-kq-q4_k_m.fr", {0.1, 9});
+  // The x86 K-quant strips combine super-block sums in their own float order
+  // (dispatch.h), which moves one more q4_k_m `fr` activation across a
+  // rounding boundary: rows 26-28 then differ by ~0.6 (scalar: 0.056 at most).
+  check_against_golden("qwen3-kq-q4_k_m.gguf", "qwen3-kq-q4_k_m.fr", {0.1, 9, 26});
   check_against_golden("qwen3-kq-q5_k_m.gguf", "qwen3-kq-q5_k_m.fr", {1e-3, 9});
   check_against_golden("qwen3-kq-q6_k.gguf", "qwen3-kq-q6_k.fr", {1e-3, 9});
   check_against_golden("qwen3-kq-q4_k_m.gguf", "qwen3-kq-q4_k_m.code", {1e-3, 8, 33});

@@ -1,10 +1,13 @@
 // Matrix views, the reference matrix product and the embedding lookup.
 //
-// matmul = convert the activations once (quantize_activations), then one
-// reference dot product per (row, token). Rows are split across the thread
-// pool; every output element is computed by exactly one dot product whose
-// arithmetic does not depend on the split, so results are identical for any
-// pool size.
+// matmul = convert the activations once (the table's quantizers, bytes
+// identical to quantize_activations), then strip kernels from the kernel
+// table (dispatch.h): the active one for matmul(), any for matmul_with().
+// The scalar table's strips call the reference dot product per (row,
+// token). Strips are split across the thread pool; every output element is
+// computed by one strip whose arithmetic does not depend on the split, so
+// results are identical for any pool size.
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -12,6 +15,7 @@
 
 #include "base/checked_math.h"
 #include "base/thread_pool.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/vec_dot.h"
 #include "tensor/quant.h"
@@ -20,16 +24,6 @@ namespace kazeia::kernels {
 namespace {
 
 std::string type_name(TensorType t) { return std::string(tensor_type_name(t)); }
-
-// Rows per parallel chunk: at least 16 (one 64-byte line of y per token, so
-// chunks rarely share a cache line) and enough work (~64K multiply-adds) to
-// be worth a dispatch.
-int64_t row_grain(int64_t n_in, int64_t n_tokens) {
-  const int64_t work_per_row = n_in * (n_tokens > 0 ? n_tokens : 1);
-  int64_t grain = work_per_row > 0 ? (int64_t{1} << 16) / work_per_row : 1;
-  if (grain < 16) grain = 16;
-  return grain;
-}
 
 // A per-thread activation buffer that survives between calls, so decode does
 // not allocate on every matmul. It is moved out while in use: a nested
@@ -51,6 +45,20 @@ class ActivationBuffer {
  private:
   std::vector<uint8_t> buf_;
 };
+
+size_t round_up64(size_t n) { return (n + 63) & ~size_t{63}; }
+uint8_t* align64(uint8_t* p) {
+  return p + ((64 - reinterpret_cast<uintptr_t>(p) % 64) % 64);
+}
+
+// Per-thread scratch for the strip kernels (the unpacked weight panel of
+// prefill), kept between calls; 64-byte aligned.
+uint8_t* thread_scratch(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  thread_local std::vector<uint8_t> t_scratch;
+  if (t_scratch.size() < bytes + 64) t_scratch.resize(bytes + 64);
+  return align64(t_scratch.data());
+}
 
 Status check_view(const MatrixView& w, const char* op) {
   const TensorTypeTraits& t = tensor_type_traits(w.type);
@@ -137,9 +145,10 @@ VecDotFn vec_dot_fn(TensorType weight_type) {
 
 }  // namespace ref
 
-Status matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
-  const ref::VecDotFn dot = ref::vec_dot_fn(w.type);
-  if (dot == nullptr) {
+Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x,
+                   int64_t n_tokens, float* y, ThreadPool* pool) {
+  const WeightKernels* k = table.find(w.type);
+  if (k == nullptr) {
     return Unsupported("matmul: weight type " + type_name(w.type) + " is not supported");
   }
   KZ_RETURN_IF_ERROR(check_view(w, "matmul"));
@@ -147,43 +156,85 @@ Status matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, T
   if (n_tokens == 0) return OkStatus();
   if (x == nullptr || y == nullptr) return InvalidArgument("matmul: null activation or output");
 
-  // Convert every token's activation row once; F32 weights use x as is.
+  // 1. Convert every token's activation row once (F32 weights use x as
+  // is), and build the strip kernel's aux rows next to it.
   const TensorType vdt = vec_dot_type(w.type);
-  const size_t act_row = activation_row_bytes(vdt, w.n_in);
-  const void* act = x;
-  ActivationBuffer buffer(vdt == TensorType::F32 ? 0 : act_row * static_cast<size_t>(n_tokens));
-  if (vdt != TensorType::F32) {
-    uint8_t* out = buffer.data();
-    auto convert = [&](int64_t t0, int64_t t1, int) {
-      for (int64_t t = t0; t < t1; ++t) {
-        // Cannot fail: type and length were checked above.
-        (void)quantize_activations(vdt, x + t * w.n_in, w.n_in, out + t * act_row);
+  const size_t act_row = vdt == TensorType::F32 ? 0 : activation_row_bytes(vdt, w.n_in);
+  const size_t aux_row = k->aux_bytes != nullptr ? round_up64(k->aux_bytes(w.n_in)) : 0;
+  const size_t act_bytes = round_up64(act_row * static_cast<size_t>(n_tokens));
+  ActivationBuffer buffer(act_bytes + aux_row * static_cast<size_t>(n_tokens) + 64);
+  uint8_t* base = align64(buffer.data());
+  ActivationRows acts;
+  acts.n_tokens = n_tokens;
+  acts.q = vdt == TensorType::F32 ? reinterpret_cast<const uint8_t*>(x) : base;
+  acts.q_stride = vdt == TensorType::F32 ? static_cast<size_t>(w.n_in) * sizeof(float) : act_row;
+  acts.aux = aux_row > 0 ? base + act_bytes : nullptr;
+  acts.aux_stride = aux_row;
+  const QuantizeActFn quantize = table.quantizer(vdt);
+  auto convert = [&](int64_t t0, int64_t t1, int) {
+    for (int64_t t = t0; t < t1; ++t) {
+      uint8_t* q = base + static_cast<size_t>(t) * act_row;
+      if (quantize != nullptr) {
+        quantize(x + t * w.n_in, w.n_in, q);
+      } else if (vdt != TensorType::F32) {
+        // F16 / BF16: cannot fail, type and length were checked above.
+        (void)quantize_activations(vdt, x + t * w.n_in, w.n_in, q);
       }
-    };
-    if (pool != nullptr && n_tokens > 1) {
-      pool->parallel_for(0, n_tokens, convert);
-    } else {
-      convert(0, n_tokens, 0);
-    }
-    act = out;
-  }
-
-  // Each weight row meets all tokens while it is in cache.
-  const auto* act_bytes = static_cast<const uint8_t*>(act);
-  auto rows = [&](int64_t r0, int64_t r1, int) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const uint8_t* w_row = w.data + static_cast<size_t>(r) * w.row_bytes;
-      for (int64_t t = 0; t < n_tokens; ++t) {
-        y[t * w.n_out + r] = dot(w.n_in, w_row, act_bytes + static_cast<size_t>(t) * act_row);
-      }
+      if (aux_row > 0) k->aux(w.n_in, acts.q + static_cast<size_t>(t) * acts.q_stride,
+                              base + act_bytes + static_cast<size_t>(t) * aux_row);
     }
   };
-  if (pool != nullptr) {
-    pool->parallel_for(0, w.n_out, rows, row_grain(w.n_in, n_tokens));
+  if (pool != nullptr && n_tokens > 1) {
+    pool->parallel_for(0, n_tokens, convert);
   } else {
-    rows(0, w.n_out, 0);
+    convert(0, n_tokens, 0);
+  }
+
+  // 2. Strips of strip_rows rows, each times all tokens. Threads take
+  // contiguous chunks of strips (a contiguous stretch of the matrix, which
+  // the hardware prefetchers stream); a few chunks per thread balance the
+  // load when a thread is slowed down.
+  StripFn strip = k->strip;
+  int64_t rows_per_strip = k->strip_rows;
+  if (w.row_bytes > (size_t{1} << 31) / static_cast<size_t>(rows_per_strip)) {
+    // SIMD strips address rows with 32-bit offsets; absurdly long rows
+    // take the dot-product strip.
+    strip = strip_from_dot;
+    rows_per_strip = 1;
+  }
+  const int64_t n_strips = (w.n_out + rows_per_strip - 1) / rows_per_strip;
+  const size_t scratch_bytes = k->scratch_bytes != nullptr ? k->scratch_bytes(w.n_in) : 0;
+  auto strips = [&](int64_t s0, int64_t s1, int) {
+    uint8_t* scratch = thread_scratch(scratch_bytes);
+    StripArgs a;
+    a.n_in = w.n_in;
+    a.w_stride = w.row_bytes;
+    a.x = acts;
+    a.ldy = static_cast<size_t>(w.n_out);
+    a.scratch = scratch;
+    a.dot = k->dot;
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t r0 = s * rows_per_strip;
+      a.w = w.data + static_cast<size_t>(r0) * w.row_bytes;
+      a.n_rows = std::min(rows_per_strip, w.n_out - r0);
+      a.y = y + r0;
+      strip(a);
+    }
+  };
+  if (pool != nullptr && pool->size() > 1 && n_strips > 1) {
+    const int64_t strip_bytes = rows_per_strip * static_cast<int64_t>(w.row_bytes);
+    const int64_t work_per_strip = strip_bytes * n_tokens;
+    // Chunks of at least ~32 KB of weight-token work, at most 4 per thread.
+    const int64_t grain = std::max<int64_t>(1, (int64_t{32} << 10) / std::max<int64_t>(work_per_strip, 1));
+    pool->parallel_for(0, n_strips, strips, grain, 4 * pool->size());
+  } else {
+    strips(0, n_strips, 0);
   }
   return OkStatus();
+}
+
+Status matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
+  return matmul_with(active_kernels(), w, x, n_tokens, y, pool);
 }
 
 Status get_rows(const MatrixView& table, const int32_t* ids, int64_t n, float* out) {

@@ -1,0 +1,197 @@
+// Kernel tables per CPU level and the choice of the active one.
+//
+// A table starts as the scalar reference (every type ref::vec_dot_fn
+// supports, strips that loop over the dot, the reference quantizers); the
+// ISA fill functions then overwrite what they implement. Tables are built
+// once, on first use, and never change afterwards, so readers need no lock.
+#include "kernels/dispatch.h"
+
+#include <mutex>
+
+#include "base/cpu_features.h"
+#include "kernels/arm/arm_kernels.h"
+#include "kernels/x86/x86_kernels.h"
+
+namespace kazeia::kernels {
+
+const WeightKernels* KernelTable::find(TensorType weight_type) const {
+  const auto id = static_cast<uint32_t>(weight_type);
+  if (id >= static_cast<uint32_t>(kMaxTypeId)) return nullptr;
+  return weights[id].dot != nullptr ? &weights[id] : nullptr;
+}
+
+QuantizeActFn KernelTable::quantizer(TensorType vec_dot_type) const {
+  switch (vec_dot_type) {
+    case TensorType::Q8_0: return quantize_q8_0;
+    case TensorType::Q8_1: return quantize_q8_1;
+    case TensorType::Q8_K: return quantize_q8_K;
+    default: return nullptr;
+  }
+}
+
+void strip_from_dot(const StripArgs& a) {
+  for (int64_t r = 0; r < a.n_rows; ++r) {
+    const uint8_t* w_row = a.w + static_cast<size_t>(r) * a.w_stride;
+    for (int64_t t = 0; t < a.x.n_tokens; ++t) {
+      a.y[static_cast<size_t>(t) * a.ldy + static_cast<size_t>(r)] =
+          a.dot(a.n_in, w_row, a.x.q + static_cast<size_t>(t) * a.x.q_stride);
+    }
+  }
+}
+
+namespace {
+
+constexpr TensorType kMatmulTypes[] = {
+    TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
+    TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
+    TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
+};
+
+// Rows per strip of the dot-based strips: enough that a chunk of work is
+// not tiny, few enough to split small matrices across threads.
+constexpr int kDotStripRows = 16;
+
+void fill_scalar(KernelTable& t) {
+  for (TensorType type : kMatmulTypes) {
+    WeightKernels& k = t.weights[static_cast<int>(type)];
+    k = WeightKernels{};
+    k.dot = ref::vec_dot_fn(type);
+    k.strip = strip_from_dot;
+    k.strip_rows = kDotStripRows;
+    k.isa = "scalar";
+  }
+  t.quantize_q8_0 = ref::quantize_row_q8_0_act;
+  t.quantize_q8_1 = ref::quantize_row_q8_1_act;
+  t.quantize_q8_K = ref::quantize_row_q8_K_act;
+}
+
+// ARM: arm/arm_kernels.h returns the best dot / quantizer for a level, or
+// nullptr where the reference stays (always nullptr off aarch64).
+void fill_arm(KernelTable& t, CpuLevel level) {
+  for (TensorType type : kMatmulTypes) {
+    if (ref::VecDotFn dot = arm::arm_vec_dot_fn(type, level)) {
+      t.weights[static_cast<int>(type)].dot = dot;
+      t.weights[static_cast<int>(type)].isa = cpu_level_name(level);
+    }
+    if (StripFn strip = arm::arm_strip_fn(type, level)) {
+      t.weights[static_cast<int>(type)].strip = strip;
+      t.weights[static_cast<int>(type)].strip_rows = arm::kArmStripRows;
+    }
+  }
+  if (auto q = arm::arm_quantize_act_fn(TensorType::Q8_0, level)) t.quantize_q8_0 = q;
+  if (auto q = arm::arm_quantize_act_fn(TensorType::Q8_1, level)) t.quantize_q8_1 = q;
+  if (auto q = arm::arm_quantize_act_fn(TensorType::Q8_K, level)) t.quantize_q8_K = q;
+}
+
+enum class Variant { kScalar, kAvx2, kAvx2Vnni, kAvx512, kNeon, kDotprod, kI8mm, kCount };
+
+KernelTable build(Variant v) {
+  KernelTable t;
+  fill_scalar(t);
+  switch (v) {
+    case Variant::kScalar: break;
+#if defined(__x86_64__) || defined(_M_X64)
+    case Variant::kAvx2:
+      t.name = "avx2";
+      t.level = CpuLevel::kAvx2;
+      x86::fill_avx2_kernels(t);
+      break;
+    case Variant::kAvx2Vnni:
+      t.name = "avx2+vnni";
+      t.level = CpuLevel::kAvx2;
+      x86::fill_avxvnni_kernels(t);
+      break;
+    case Variant::kAvx512:
+      t.name = "avx512";
+      t.level = CpuLevel::kAvx512;
+      x86::fill_avx512_kernels(t);
+      break;
+#endif
+    case Variant::kNeon:
+    case Variant::kDotprod:
+    case Variant::kI8mm: {
+      const CpuLevel level = v == Variant::kNeon      ? CpuLevel::kNeon
+                             : v == Variant::kDotprod ? CpuLevel::kDotprod
+                                                      : CpuLevel::kI8mm;
+      t.name = cpu_level_name(level);
+      t.level = level;
+      fill_arm(t, level);
+      break;
+    }
+    default: break;
+  }
+  return t;
+}
+
+// Whether this build and this CPU (its hardware level, not the
+// KAZEIA_CPU_LEVEL override) can run a variant.
+bool runnable(Variant v) {
+  const CpuFeatures& f = cpu_features();
+  const CpuLevel hw = f.hw_level;
+  [[maybe_unused]] const bool x86 = hw == CpuLevel::kAvx2 || hw == CpuLevel::kAvx512;
+  const bool arm = hw == CpuLevel::kNeon || hw == CpuLevel::kDotprod || hw == CpuLevel::kI8mm;
+  switch (v) {
+    case Variant::kScalar: return true;
+#if defined(__x86_64__) || defined(_M_X64)
+    case Variant::kAvx2: return x86;
+    // AVX-VNNI is reported only with AVX2 enabled; re-read the hardware,
+    // since cpu_features() masks the flag when the override is scalar.
+    case Variant::kAvx2Vnni: return x86 && detect_cpu_features_hw().avx_vnni;
+    case Variant::kAvx512: return hw == CpuLevel::kAvx512;
+#endif
+    case Variant::kNeon: return arm;
+    case Variant::kDotprod: return arm && hw >= CpuLevel::kDotprod;
+    case Variant::kI8mm: return arm && hw >= CpuLevel::kI8mm;
+    default: return false;
+  }
+}
+
+// Built on first use, and only for runnable variants: a fill function is
+// compiled for its ISA and may use its instructions itself.
+const KernelTable& table_of(Variant v) {
+  static std::once_flag once[static_cast<int>(Variant::kCount)];
+  static KernelTable tables[static_cast<int>(Variant::kCount)];
+  const int i = static_cast<int>(v);
+  std::call_once(once[i], [&] { tables[i] = build(v); });
+  return tables[i];
+}
+
+// The variant a level runs as on this CPU (kAvx2 with VNNI when present).
+Variant variant_of(CpuLevel level, bool avx_vnni) {
+  switch (level) {
+    case CpuLevel::kAvx2: return avx_vnni ? Variant::kAvx2Vnni : Variant::kAvx2;
+    case CpuLevel::kAvx512: return Variant::kAvx512;
+    case CpuLevel::kNeon: return Variant::kNeon;
+    case CpuLevel::kDotprod: return Variant::kDotprod;
+    case CpuLevel::kI8mm: return Variant::kI8mm;
+    default: return Variant::kScalar;
+  }
+}
+
+}  // namespace
+
+const KernelTable& active_kernels() {
+  static const KernelTable* active = [] {
+    const CpuFeatures& f = cpu_features();
+    Variant v = variant_of(f.level, f.avx_vnni);
+    if (!runnable(v)) v = Variant::kScalar;  // a build without that ISA's kernels
+    return &table_of(v);
+  }();
+  return *active;
+}
+
+const KernelTable* kernel_table(CpuLevel level) {
+  const Variant v = variant_of(level, level == CpuLevel::kAvx2 && runnable(Variant::kAvx2Vnni));
+  if (v == Variant::kScalar && level != CpuLevel::kScalar) return nullptr;
+  return runnable(v) ? &table_of(v) : nullptr;
+}
+
+std::vector<const KernelTable*> available_kernel_tables() {
+  std::vector<const KernelTable*> out;
+  for (int v = 0; v < static_cast<int>(Variant::kCount); ++v) {
+    if (runnable(static_cast<Variant>(v))) out.push_back(&table_of(static_cast<Variant>(v)));
+  }
+  return out;
+}
+
+}  // namespace kazeia::kernels

@@ -1,0 +1,121 @@
+// Run-time kernel dispatch: one table of function pointers per CPU level,
+// chosen once from cpu_level() (which honours KAZEIA_CPU_LEVEL).
+//
+// The scalar reference (src/kernels/ref) is always present and fills every
+// slot no SIMD kernel claims, so a type without a SIMD kernel keeps working.
+// x86 tables (avx2, avx2+AVX-VNNI, avx512) are filled by src/kernels/x86,
+// ARM ones (neon, dotprod, i8mm) from src/kernels/arm/arm_kernels.h.
+//
+// Per weight type a table holds:
+//  - dot: one weight row times one activation row (ref::VecDotFn), the unit
+//    the tests compare against the reference;
+//  - strip: up to strip_rows consecutive rows times any number of tokens,
+//    what matmul() calls. x86 strips keep one row per SIMD lane ("rows in
+//    lanes", see x86/strip_runner.h) and reuse the unpacked weights across
+//    tokens;
+//  - aux: optional per-token side data the strip kernel reads next to the
+//    quantized activations (float block scales, integer block sums), built
+//    once per matmul call;
+// and per activation type the quantizer (bytes identical to the reference).
+//
+// Numerics: every variant computes the same exact integer block sums as the
+// reference. For F32/F16/BF16 and the 32-element formats (Q4_0 .. Q8_0) the
+// x86 kernels also apply the scales in the reference's float order, so they
+// are bit-identical to ref::vec_dot_*; K-quant strips combine the
+// super-block integers in their own (documented) float order, identical
+// across x86 levels and token batching. See x86/strip_kquants.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/cpu_features.h"
+#include "format/tensor_types.h"
+#include "kernels/kernels.h"
+#include "kernels/ref/vec_dot.h"
+
+namespace kazeia {
+class ThreadPool;
+}
+
+namespace kazeia::kernels {
+
+// The activations a strip kernel reads: n_tokens rows converted by
+// quantize_activations (layout of vec_dot_type(weight)), plus for each token
+// the aux row the table's aux function wrote (when aux_bytes is set).
+struct ActivationRows {
+  const uint8_t* q = nullptr;  // token t at q + t * q_stride (F32 weights: the input floats)
+  size_t q_stride = 0;
+  const uint8_t* aux = nullptr;  // token t at aux + t * aux_stride; null without aux
+  size_t aux_stride = 0;
+  int64_t n_tokens = 0;
+};
+
+// One call of a strip kernel: rows [0, n_rows) of w (n_rows <= strip_rows)
+// times every token of x, written to y[t * ldy + r].
+struct StripArgs {
+  int64_t n_in = 0;
+  const uint8_t* w = nullptr;  // row r at w + r * w_stride, any alignment
+  size_t w_stride = 0;
+  int64_t n_rows = 0;
+  ActivationRows x;
+  float* y = nullptr;
+  size_t ldy = 0;
+  uint8_t* scratch = nullptr;  // scratch_bytes(n_in) bytes, 64-byte aligned, private to the thread
+  ref::VecDotFn dot = nullptr;  // the table's dot for this type (generic strips loop over it)
+};
+
+using StripFn = void (*)(const StripArgs& args);
+using QuantizeActFn = void (*)(const float* x, int64_t n, uint8_t* out);
+using AuxFn = void (*)(int64_t n_in, const uint8_t* q_row, uint8_t* aux_row);
+using BytesFn = size_t (*)(int64_t n_in);
+
+struct WeightKernels {
+  ref::VecDotFn dot = nullptr;  // nullptr: matmul does not support the type
+  StripFn strip = nullptr;
+  int strip_rows = 1;
+  BytesFn aux_bytes = nullptr;  // null: no aux rows
+  AuxFn aux = nullptr;
+  BytesFn scratch_bytes = nullptr;  // null: no scratch
+  const char* isa = "scalar";  // who implements strip: "scalar", "avx2", "avx512", ...
+};
+
+// Type ids are small (tensor_types.h); the table is indexed by them.
+inline constexpr int kMaxTypeId = 40;
+
+struct KernelTable {
+  const char* name = "scalar";  // "scalar", "avx2", "avx2+vnni", "avx512", "neon", ...
+  CpuLevel level = CpuLevel::kScalar;
+  WeightKernels weights[kMaxTypeId];
+  QuantizeActFn quantize_q8_0 = nullptr;
+  QuantizeActFn quantize_q8_1 = nullptr;
+  QuantizeActFn quantize_q8_K = nullptr;
+
+  // The kernels for a weight type, nullptr when matmul does not support it.
+  const WeightKernels* find(TensorType weight_type) const;
+  // The quantizer of an activation type (Q8_0, Q8_1, Q8_K), nullptr otherwise.
+  QuantizeActFn quantizer(TensorType vec_dot_type) const;
+};
+
+// The table for cpu_level(), built on first use (thread-safe) and cached.
+const KernelTable& active_kernels();
+
+// The table of one level, or nullptr when this build or this CPU cannot run
+// it (independent of KAZEIA_CPU_LEVEL: tests use it to compare every variant
+// the hardware has). kAvx2 includes AVX-VNNI when the CPU has it.
+const KernelTable* kernel_table(CpuLevel level);
+
+// Every distinct table this CPU can run, scalar first (on x86 with AVX-VNNI
+// that includes avx2 without VNNI, which no level selects by itself).
+std::vector<const KernelTable*> available_kernel_tables();
+
+// matmul() with an explicit table (kernels.h's matmul uses active_kernels()).
+Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x,
+                   int64_t n_tokens, float* y, ThreadPool* pool = nullptr);
+
+// A strip implemented by calling `args.dot` for every (row, token): the
+// strip of the scalar table and of types without a SIMD strip.
+void strip_from_dot(const StripArgs& args);
+
+}  // namespace kazeia::kernels

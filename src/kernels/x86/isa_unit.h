@@ -1,0 +1,38 @@
+// What a per-ISA kernel file (kernels_avx2.cpp, kernels_avxvnni.cpp,
+// kernels_avx512.cpp) includes before its SIMD policy: the x86 templates
+// and fill_isa<Policy>(), which instantiates them and fills the kernel
+// table (x86_kernels.h). Each including file is compiled with its ISA's
+// flags and called by dispatch.cpp only when the CPU has that ISA.
+//
+// No fused multiply-adds unless written explicitly: the 32-element formats
+// reproduce the reference's separately rounded products.
+#pragma once
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+// GCC 12 reports its own _mm*_undefined_* idiom in the intrinsics headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+#include "kernels/x86/quantize_act_x86.h"
+#include "kernels/x86/strip_float.h"
+#include "kernels/x86/strip_kquants.h"
+#include "kernels/x86/strip_legacy.h"
+#include "kernels/x86/x86_kernels.h"
+
+namespace kazeia::kernels::x86 {
+namespace {
+
+template <class Policy>
+void fill_isa(KernelTable& table, const char* isa) {
+  fill_legacy<Policy>(table, isa);
+  fill_float<Policy>(table, isa);
+  fill_kquants<Policy>(table, isa);
+  fill_quantizers<Policy>(table);
+}
+
+}  // namespace
+}  // namespace kazeia::kernels::x86

@@ -1,0 +1,311 @@
+// The generic x86 strip kernel: kRows weight rows (one per 32-bit SIMD lane)
+// times any number of tokens, for every quantized weight type.
+//
+// "Rows in lanes": a decoder (strip_legacy.h, strip_kquants.h) loads 16
+// bytes of every row of the strip and transposes them (Isa::load_t4), so
+// that a vector holds in lane r the 4 weight quants of row r that meet one
+// 4-byte word of activations. That word, broadcast, then feeds kRows dot
+// products at once (vpdpbusd / vpmaddubsw); the integer block sums come out
+// one per lane with no horizontal reduction, and the scales are applied per
+// lane in float - for every (row, token) the same sequence of float
+// operations, block after block, whatever the batch.
+//
+// Decoders push, consumers pull nothing: Dec::unpack(rows, b, sink) produces
+// the vectors of unit b (a block or a group of blocks) in a fixed order and
+// hands each to the sink at once:
+//   sink.scale<J>(VF)   float scales (block scales d, dmin ...)
+//   sink.iscale<J>(VI)  integer scales (sub-block scales, mins)
+//   sink.w<I>(VI)       weight quants, I = the activation word they meet
+//   sink.end()          after the last vector of the unit
+// The sink is either the decoder's Compute<C> (the dot products for C
+// tokens, so unpacked weights stay in registers) or a Store into a panel.
+// Ordering contract, relied on by the Computes: a scale arrives before the
+// last w of the block that uses it; the w of one scale unit arrive together,
+// in increasing I; 32-element blocks arrive in increasing order.
+//
+// Weights are reused across tokens:
+//  - up to kFusedMax tokens (decode): unpack unit b straight into
+//    Compute<C>, move on - the weights stream through once;
+//  - more tokens (prefill): unpack the whole strip once into the thread's
+//    scratch (a panel, L2-resident) and replay it into tiles of kTile
+//    tokens (all scales first, then every w in increasing I).
+// Both give identical bits: per (row, token) the arithmetic is the same.
+//
+// Included only from per-ISA files; unnamed namespace (see simd_avx512.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <utility>
+
+#include "kernels/dispatch.h"
+
+namespace kazeia::kernels::x86 {
+namespace {
+
+// The rows of one strip: row r at p[r]. Rows past the real count repeat the
+// last real row (computed, never stored), so kernels need no row tests.
+// idx: byte offsets p[r] - p[0], for gathers.
+template <class Isa>
+struct Rows {
+  const uint8_t* p[Isa::kRows];
+  typename Isa::VI idx;
+};
+
+// One token: its quantized activation row and its aux row.
+struct TokenRef {
+  const uint8_t* q;
+  const uint8_t* aux;
+};
+
+// f(std::integral_constant<int, i>) for i = 0 .. N-1, unrolled.
+template <int N, class F, int... Is>
+[[gnu::always_inline]] inline void static_for_impl(F&& f, std::integer_sequence<int, Is...>) {
+  (f(std::integral_constant<int, Is>{}), ...);
+}
+template <int N, class F>
+[[gnu::always_inline]] inline void static_for(F&& f) {
+  static_for_impl<N>(f, std::make_integer_sequence<int, N>{});
+}
+
+// Integer dot chains of one token. vpdpbusd has a latency of ~6 cycles:
+// with one or two tokens in flight a single chain per block would leave the
+// vector units idle, so the words of a block rotate over kChains
+// accumulators (integer sums: the grouping does not change the result).
+template <class Isa, int kChains>
+struct Chains {
+  using VI = typename Isa::VI;
+  VI s[kChains];
+  // Word `k` (0-based within the unit) of the current unit: dot(acc)
+  // computes acc + the word's dot product; word 0 starts the unit from
+  // init() (a bias correction or zero).
+  template <int k, class Init, class Dot>
+  [[gnu::always_inline]] void add(Init init, Dot dot) {
+    constexpr int c = k % kChains;
+    if constexpr (k == 0) {
+      s[c] = dot(init());
+    } else if constexpr (k < kChains) {
+      s[c] = dot(Isa::zero_i());
+    } else {
+      s[c] = dot(s[c]);
+    }
+  }
+  // The unit's total after n words.
+  template <int n>
+  [[gnu::always_inline]] VI total() const {
+    constexpr int used = n < kChains ? n : kChains;
+    VI t = s[0];
+    static_for<used - 1>([&](auto i) { t = Isa::add32(t, s[i + 1]); });
+    return t;
+  }
+};
+
+// What every decoder's Compute holds: the unit index, its C tokens and
+// their accumulators (lane r = row r).
+template <class Isa>
+struct ComputeBase {
+  int64_t b;
+  const TokenRef* tok;
+  typename Isa::VF* acc;
+  ComputeBase(int64_t b_, const TokenRef* tok_, typename Isa::VF* acc_) : b(b_), tok(tok_), acc(acc_) {}
+};
+
+template <class Isa, class Dec>
+struct StripRunner {
+  using VI = typename Isa::VI;
+  using VF = typename Isa::VF;
+  using Panel = typename Dec::Panel;
+  static constexpr int kRows = Isa::kRows;
+  static constexpr int kFusedMax = 4;
+  // Chains per token: fewer tokens in flight, more chains.
+  template <int C>
+  static constexpr int kChains = C == 1 ? 4 : (C < 4 ? 2 : 1);
+  // Tokens per tile over a panel: as many accumulators as registers allow
+  // (32 vector registers with AVX-512, 16 with AVX2).
+  static constexpr int kTile = kRows == 16 ? Dec::kTile512 : Dec::kTile256;
+
+  struct Store {
+    Panel& p;
+    template <int J>
+    [[gnu::always_inline]] void scale(VF v) { p.f[J] = v; }
+    template <int J>
+    [[gnu::always_inline]] void iscale(VI v) { p.i[J] = v; }
+    template <int I>
+    [[gnu::always_inline]] void w(VI v) { p.w[I] = v; }
+    void end() {}
+  };
+
+  template <class Sink>
+  [[gnu::always_inline]] static void replay(const Panel& p, Sink& sink) {
+    static_for<Dec::kF>([&](auto j) { sink.template scale<j>(p.f[j]); });
+    static_for<Dec::kIs>([&](auto j) { sink.template iscale<j>(p.i[j]); });
+    static_for<Dec::kW>([&](auto i) { sink.template w<i>(p.w[i]); });
+    sink.end();
+  }
+
+  static Rows<Isa> make_rows(const uint8_t* w, size_t stride, int64_t n_rows) {
+    Rows<Isa> rows;
+    for (int r = 0; r < kRows; ++r) {
+      const int64_t rr = r < n_rows ? r : n_rows - 1;
+      rows.p[r] = w + static_cast<size_t>(rr) * stride;
+    }
+    rows.idx = Isa::row_offsets(rows.p);
+    return rows;
+  }
+
+  // C tokens over all units; units unpacked on the fly or replayed from the
+  // panel.
+  // flatten: every lambda and helper of the decoder is inlined here, so the
+  // unpacked vectors stay in registers (left alone, GCC outlines some of the
+  // static_for lambdas and the vectors go through memory).
+  template <int C, bool kPanel>
+  [[gnu::noinline, gnu::flatten]] static void pass(const Rows<Isa>& rows, const Panel* panel, int64_t nb,
+                                     const TokenRef* tok, float* y, size_t ldy, int n_rows) {
+    VF acc[C];
+    static_for<C>([&](auto c) { acc[c] = Isa::zero_f(); });
+    for (int64_t b = 0; b < nb; ++b) {
+      typename Dec::template Compute<C, kChains<C>> comp(b, tok, acc);
+      if constexpr (kPanel && requires { Dec::kCustomReplay; }) {
+        Dec::replay(panel[b], comp);
+        comp.end();
+      } else if constexpr (kPanel) {
+        replay(panel[b], comp);
+      } else {
+        Dec::unpack(rows, b, comp);
+        comp.end();
+      }
+    }
+    static_for<C>([&](auto c) { Isa::store_rows(y + static_cast<size_t>(c) * ldy, acc[c], n_rows); });
+  }
+
+  template <bool kPanel>
+  static void pass_n(int n, const Rows<Isa>& rows, const Panel* panel, int64_t nb,
+                     const TokenRef* tok, float* y, size_t ldy, int n_rows) {
+    switch (n) {
+      case 1: return pass<1, kPanel>(rows, panel, nb, tok, y, ldy, n_rows);
+      case 2: return pass<2, kPanel>(rows, panel, nb, tok, y, ldy, n_rows);
+      case 3: return pass<3, kPanel>(rows, panel, nb, tok, y, ldy, n_rows);
+      case 4: return pass<4, kPanel>(rows, panel, nb, tok, y, ldy, n_rows);
+      default: break;
+    }
+    if constexpr (kPanel && kTile >= 8) {
+      if (n < 8) {
+        pass<4, true>(rows, panel, nb, tok, y, ldy, n_rows);
+        return pass_n<true>(n - 4, rows, panel, nb, tok + 4, y + 4 * ldy, ldy, n_rows);
+      }
+      if (n == 8) return pass<8, true>(rows, panel, nb, tok, y, ldy, n_rows);
+    }
+    if constexpr (kPanel && kTile >= 16) {
+      if (n < 16) {
+        pass<8, true>(rows, panel, nb, tok, y, ldy, n_rows);
+        return pass_n<true>(n - 8, rows, panel, nb, tok + 8, y + 8 * ldy, ldy, n_rows);
+      }
+      return pass<16, true>(rows, panel, nb, tok, y, ldy, n_rows);
+    }
+  }
+
+  [[gnu::noinline, gnu::flatten]] static void pack(const Rows<Isa>& rows, int64_t nb, Panel* panel) {
+    for (int64_t b = 0; b < nb; ++b) {
+      Store store{panel[b]};
+      Dec::unpack(rows, b, store);
+      store.end();
+    }
+  }
+
+  static size_t scratch_bytes(int64_t n_in) {
+    return static_cast<size_t>(n_in / Dec::kBlockElems) * sizeof(Panel);
+  }
+
+  static void strip(const StripArgs& a) {
+    const Rows<Isa> rows = make_rows(a.w, a.w_stride, a.n_rows);
+    const int64_t nb = a.n_in / Dec::kBlockElems;
+    const int n_rows = static_cast<int>(a.n_rows);
+    const int64_t n_tok = a.x.n_tokens;
+    TokenRef tok[kTile > kFusedMax ? kTile : kFusedMax];
+    auto tokens = [&](int64_t t0, int n) {
+      for (int c = 0; c < n; ++c) {
+        const size_t t = static_cast<size_t>(t0 + c);
+        tok[c].q = a.x.q + t * a.x.q_stride;
+        tok[c].aux = a.x.aux != nullptr ? a.x.aux + t * a.x.aux_stride : nullptr;
+      }
+    };
+    if (n_tok <= kFusedMax) {
+      tokens(0, static_cast<int>(n_tok));
+      pass_n<false>(static_cast<int>(n_tok), rows, nullptr, nb, tok, a.y, a.ldy, n_rows);
+      return;
+    }
+    Panel* panel = reinterpret_cast<Panel*>(a.scratch);
+    pack(rows, nb, panel);
+    for (int64_t t0 = 0; t0 < n_tok; t0 += kTile) {
+      const int n = static_cast<int>(n_tok - t0 < kTile ? n_tok - t0 : kTile);
+      tokens(t0, n);
+      pass_n<true>(n, rows, panel, nb, tok, a.y + static_cast<size_t>(t0) * a.ldy, a.ldy, n_rows);
+    }
+  }
+
+  // One row times one token (ref::VecDotFn): the strip with every lane on
+  // the same row. Correct and bit-identical to matmul's result, but it does
+  // kRows times the work: matmul never calls it; tests and odd callers do.
+  static float dot(int64_t n, const uint8_t* w_row, const void* x_row) {
+    const auto* xq = static_cast<const uint8_t*>(x_row);
+    const size_t aux_bytes = Dec::aux_bytes(n);
+    alignas(64) uint8_t local[4096];
+    uint8_t* aux = aux_bytes <= sizeof(local) ? local : static_cast<uint8_t*>(std::malloc(aux_bytes));
+    if (aux_bytes > 0) Dec::aux(n, xq, aux);
+    const Rows<Isa> rows = make_rows(w_row, 0, 1);
+    const TokenRef tok{xq, aux};
+    alignas(64) float y[kRows];
+    pass<1, false>(rows, nullptr, n / Dec::kBlockElems, &tok, y, 0, 1);
+    if (aux != local) std::free(aux);
+    return y[0];
+  }
+};
+
+// A table slot, filled with one decoder's runner.
+template <class Isa, class Dec>
+void set_strip(KernelTable& table, TensorType type, const char* isa) {
+  using Runner = StripRunner<Isa, Dec>;
+  WeightKernels& k = table.weights[static_cast<int>(type)];
+  k.dot = &Runner::dot;
+  k.strip = &Runner::strip;
+  k.strip_rows = Isa::kRows;
+  k.aux_bytes = Dec::aux_bytes;
+  k.aux = Dec::aux;
+  k.scratch_bytes = &Runner::scratch_bytes;
+  k.isa = isa;
+}
+
+// Two decoders for one type: `Main` when the row length is a multiple of its
+// unit, `Any` (unit = one block) otherwise. Both must give the same bits.
+template <class Isa, class Main, class Any>
+struct SplitStrip {
+  using RMain = StripRunner<Isa, Main>;
+  using RAny = StripRunner<Isa, Any>;
+  static bool main(int64_t n) { return n % Main::kBlockElems == 0; }
+  static void strip(const StripArgs& a) { main(a.n_in) ? RMain::strip(a) : RAny::strip(a); }
+  static float dot(int64_t n, const uint8_t* w, const void* x) {
+    return main(n) ? RMain::dot(n, w, x) : RAny::dot(n, w, x);
+  }
+  static size_t aux_bytes(int64_t n) { return main(n) ? Main::aux_bytes(n) : Any::aux_bytes(n); }
+  static void aux(int64_t n, const uint8_t* q, uint8_t* out) {
+    main(n) ? Main::aux(n, q, out) : Any::aux(n, q, out);
+  }
+  static size_t scratch_bytes(int64_t n) { return main(n) ? RMain::scratch_bytes(n) : RAny::scratch_bytes(n); }
+};
+
+template <class Isa, class Main, class Any>
+void set_split_strip(KernelTable& table, TensorType type, const char* isa) {
+  using S = SplitStrip<Isa, Main, Any>;
+  WeightKernels& k = table.weights[static_cast<int>(type)];
+  k.dot = &S::dot;
+  k.strip = &S::strip;
+  k.strip_rows = Isa::kRows;
+  k.aux_bytes = &S::aux_bytes;
+  k.aux = &S::aux;
+  k.scratch_bytes = &S::scratch_bytes;
+  k.isa = isa;
+}
+
+}  // namespace
+}  // namespace kazeia::kernels::x86

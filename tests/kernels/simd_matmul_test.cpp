@@ -1,0 +1,297 @@
+// Every kernel table this CPU can run (dispatch.h: scalar, avx2, avx2+vnni,
+// avx512, ...) against the scalar reference, in one process.
+//
+// What must hold (dispatch.h):
+//  - F32, F16, BF16 and the 32-element formats: bit-identical to
+//    ref::vec_dot_* for every (row, token);
+//  - K-quants: within 1e-5 of sum |w_i x_i| (the integer super-block sums
+//    are exact, the float combination has its own order);
+//  - the result does not depend on the thread count, on how many tokens are
+//    batched, or on the alignment of weights and activations;
+//  - the activation quantizers write the reference's bytes.
+// Shapes cover lengths that are and are not multiples of the block, of the
+// 8-block stream groups and of the 8 / 16-row strips and token tiles.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernel_test_util.h"
+#include "kernels/dispatch.h"
+#include "kernels/kernels.h"
+#include "kernels/ref/vec_dot.h"
+#include "tensor/quant.h"
+
+namespace kazeia::kernels {
+namespace {
+
+using testing::random_activations;
+
+const TensorType kTypes[] = {
+    TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
+    TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
+    TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
+};
+
+std::string name(TensorType t) { return std::string(tensor_type_name(t)); }
+
+bool is_k_quant(TensorType t) { return tensor_type_traits(t).block_size == 256; }
+
+// Row lengths to try for a type: one block, several, not a multiple of the
+// 8-block groups (32-element formats), several groups.
+std::vector<int64_t> lengths(TensorType t) {
+  switch (tensor_type_traits(t).block_size) {
+    case 1: return {1, 15, 16, 17, 100, 257};
+    case 32: return {32, 96, 224, 256, 288, 768};
+    default: return {256, 512, 1024};
+  }
+}
+
+// A matrix of `type` placed `offset` bytes past a 64-byte boundary.
+struct Weights {
+  std::vector<uint8_t> storage;
+  const uint8_t* data = nullptr;
+  size_t row_bytes = 0;
+  MatrixView view(TensorType type, int64_t n_in, int64_t n_out) const {
+    return MatrixView{type, data, n_in, n_out, row_bytes};
+  }
+};
+
+Weights make_weights(TensorType type, int64_t n_in, int64_t n_out, uint32_t seed, size_t offset) {
+  Weights w;
+  w.row_bytes = type_row_bytes(type, n_in);
+  w.storage.resize(w.row_bytes * static_cast<size_t>(n_out) + 128);
+  uint8_t* base = w.storage.data() + (64 - reinterpret_cast<uintptr_t>(w.storage.data()) % 64) % 64;
+  w.data = base + offset;
+  const auto src = testing::random_floats(static_cast<size_t>(n_in * n_out), seed);
+  for (int64_t r = 0; r < n_out; ++r) {
+    Status st = quantize_row(type, src.data() + r * n_in, const_cast<uint8_t*>(w.data) + r * w.row_bytes, n_in);
+    EXPECT_TRUE(st.ok()) << st.to_string();
+  }
+  return w;
+}
+
+// The reference: activations by quantize_activations, one ref dot per
+// (row, token); plus sum |w_i x_i| per output, from the dequantized values.
+struct Reference {
+  std::vector<float> y;
+  std::vector<double> magnitude;
+};
+
+Reference reference(TensorType type, const Weights& w, int64_t n_in, int64_t n_out,
+                    const std::vector<float>& x, int64_t n_tokens) {
+  Reference ref;
+  ref.y.resize(static_cast<size_t>(n_out * n_tokens));
+  ref.magnitude.resize(ref.y.size());
+  const TensorType vdt = vec_dot_type(type);
+  const size_t act_row = vdt == TensorType::F32 ? n_in * 4 : activation_row_bytes(vdt, n_in);
+  std::vector<uint8_t> act(act_row);
+  std::vector<float> wf(static_cast<size_t>(n_in));
+  const ref::VecDotFn dot = ref::vec_dot_fn(type);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const float* xt = x.data() + t * n_in;
+    if (vdt == TensorType::F32) {
+      std::memcpy(act.data(), xt, act_row);
+    } else {
+      EXPECT_TRUE(quantize_activations(vdt, xt, n_in, act.data()).ok());
+    }
+    const std::vector<double> xq = vdt == TensorType::F32 ? std::vector<double>(xt, xt + n_in)
+                                                          : testing::decode_activation(vdt, act.data(), n_in);
+    for (int64_t r = 0; r < n_out; ++r) {
+      const uint8_t* row = w.data + r * w.row_bytes;
+      ref.y[static_cast<size_t>(t * n_out + r)] = dot(n_in, row, act.data());
+      EXPECT_TRUE(dequantize_row(type, row, wf.data(), n_in).ok());
+      double mag = 0;
+      for (int64_t i = 0; i < n_in; ++i) mag += std::fabs(wf[static_cast<size_t>(i)] * xq[static_cast<size_t>(i)]);
+      ref.magnitude[static_cast<size_t>(t * n_out + r)] = mag;
+    }
+  }
+  return ref;
+}
+
+// got vs the reference: bit-identical, or (K-quants) within 1e-5 of the
+// magnitude.
+void expect_matches(TensorType type, const Reference& ref, const std::vector<float>& got, int64_t n_out,
+                    const std::string& what) {
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (is_k_quant(type)) {
+      EXPECT_LE(std::fabs(static_cast<double>(got[i]) - ref.y[i]), 1e-5 * ref.magnitude[i] + 1e-30)
+          << what << " row " << i % n_out << " token " << i / n_out;
+    } else {
+      EXPECT_EQ(got[i], ref.y[i]) << what << " row " << i % n_out << " token " << i / n_out;
+    }
+    if (::testing::Test::HasFailure()) return;  // one report per case is enough
+  }
+}
+
+class SimdTables : public ::testing::TestWithParam<TensorType> {};
+
+TEST_P(SimdTables, MatmulAgreesWithTheReference) {
+  const TensorType type = GetParam();
+  uint32_t seed = 100;
+  for (const KernelTable* table : available_kernel_tables()) {
+    for (int64_t n_in : lengths(type)) {
+      for (int64_t n_out : {1, 5, 16, 17, 37}) {
+        for (int64_t n_tokens : {1, 2, 3, 5, 19}) {
+          ++seed;
+          const size_t offset = seed % 64;
+          const Weights w = make_weights(type, n_in, n_out, seed, offset);
+          const auto x = random_activations(static_cast<size_t>(n_in * n_tokens), seed + 7);
+          const Reference ref = reference(type, w, n_in, n_out, x, n_tokens);
+          std::vector<float> y(ref.y.size(), NAN);
+          ASSERT_TRUE(matmul_with(*table, w.view(type, n_in, n_out), x.data(), n_tokens, y.data()).ok());
+          expect_matches(type, ref, y, n_out,
+                         std::string(table->name) + " " + name(type) + " n_in=" + std::to_string(n_in) +
+                             " n_out=" + std::to_string(n_out) + " tokens=" + std::to_string(n_tokens) +
+                             " offset=" + std::to_string(offset));
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(SimdTables, ResultIndependentOfThreadsAndBatching) {
+  const TensorType type = GetParam();
+  const int64_t n_in = is_k_quant(type) ? 512 : (tensor_type_traits(type).block_size == 1 ? 300 : 512);
+  const int64_t n_out = 83, n_tokens = 37;  // several strips; tiles of 16 / 8 / 4 plus rests
+  const Weights w = make_weights(type, n_in, n_out, 5, 3);
+  const auto x = random_activations(static_cast<size_t>(n_in * n_tokens), 6);
+  ThreadPool pool(2);
+  for (const KernelTable* table : available_kernel_tables()) {
+    SCOPED_TRACE(table->name);
+    const MatrixView v = w.view(type, n_in, n_out);
+    std::vector<float> one(static_cast<size_t>(n_out * n_tokens)), two(one.size());
+    ASSERT_TRUE(matmul_with(*table, v, x.data(), n_tokens, one.data(), nullptr).ok());
+    ASSERT_TRUE(matmul_with(*table, v, x.data(), n_tokens, two.data(), &pool).ok());
+    EXPECT_EQ(0, std::memcmp(one.data(), two.data(), one.size() * sizeof(float)));
+    // Token by token (decode) equals the batch (prefill), bit for bit.
+    for (int64_t t = 0; t < n_tokens; t += 5) {
+      std::vector<float> single(static_cast<size_t>(n_out));
+      ASSERT_TRUE(matmul_with(*table, v, x.data() + t * n_in, 1, single.data(), &pool).ok());
+      EXPECT_EQ(0, std::memcmp(single.data(), one.data() + t * n_out, single.size() * sizeof(float))) << t;
+    }
+  }
+}
+
+TEST_P(SimdTables, DotAgreesWithTheReferenceAtAnyAlignment) {
+  const TensorType type = GetParam();
+  const TensorType vdt = vec_dot_type(type);
+  for (const KernelTable* table : available_kernel_tables()) {
+    const WeightKernels* k = table->find(type);
+    ASSERT_NE(k, nullptr) << table->name;
+    for (int64_t n_in : lengths(type)) {
+      const Weights w = make_weights(type, n_in, 1, static_cast<uint32_t>(n_in), static_cast<size_t>(n_in % 61));
+      const auto x = random_activations(static_cast<size_t>(n_in), 9);
+      const Reference ref = reference(type, w, n_in, 1, x, 1);
+      const size_t act_bytes = vdt == TensorType::F32 ? n_in * 4 : activation_row_bytes(vdt, n_in);
+      std::vector<uint8_t> act(act_bytes + 64);
+      for (size_t off : {size_t{0}, size_t{1}, size_t{13}, size_t{63}}) {
+        if (vdt == TensorType::F32) {
+          std::memcpy(act.data() + off, x.data(), act_bytes);
+        } else {
+          ASSERT_TRUE(quantize_activations(vdt, x.data(), n_in, act.data() + off).ok());
+        }
+        const std::vector<float> got = {k->dot(n_in, w.data, act.data() + off)};
+        expect_matches(type, ref, got, 1,
+                       std::string(table->name) + " dot n_in=" + std::to_string(n_in) + " x offset " + std::to_string(off));
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, SimdTables, ::testing::ValuesIn(kTypes),
+                         [](const auto& info) { return name(info.param); });
+
+// --------------------------------------------------------- quantizers
+
+// Inputs meant to hit the corner cases: all-zero blocks, exact rounding
+// ties (x * 127 / amax = k + 0.5), a repeated maximum of either sign, tiny
+// and huge magnitudes.
+std::vector<float> tricky_activations(int64_t n, uint32_t seed) {
+  auto x = random_activations(static_cast<size_t>(n), seed);
+  std::mt19937 rng(seed);
+  for (int64_t b = 0; b * 32 < n; ++b) {
+    float* blk = x.data() + b * 32;
+    switch (rng() % 6) {
+      case 0: std::fill(blk, blk + 32, 0.0f); break;
+      case 1:
+        for (int j = 0; j < 32; ++j) blk[j] = static_cast<float>(static_cast<int>(rng() % 21) - 10) + 0.5f;
+        blk[rng() % 32] = 127;
+        break;
+      case 2:
+        blk[rng() % 32] = -7.5f;
+        blk[rng() % 32] = 7.5f;
+        break;
+      case 3:
+        for (int j = 0; j < 32; ++j) blk[j] *= 1e-30f;
+        break;
+      case 4:
+        for (int j = 0; j < 32; ++j) blk[j] *= 1e30f;
+        break;
+      default: break;
+    }
+  }
+  return x;
+}
+
+TEST(SimdQuantizers, BytesIdenticalToTheReference) {
+  struct Case {
+    TensorType vdt;
+    QuantizeActFn KernelTable::*fn;
+    void (*ref)(const float*, int64_t, uint8_t*);
+  };
+  const Case cases[] = {
+      {TensorType::Q8_0, &KernelTable::quantize_q8_0, ref::quantize_row_q8_0_act},
+      {TensorType::Q8_1, &KernelTable::quantize_q8_1, ref::quantize_row_q8_1_act},
+      {TensorType::Q8_K, &KernelTable::quantize_q8_K, ref::quantize_row_q8_K_act},
+  };
+  for (const KernelTable* table : available_kernel_tables()) {
+    for (const Case& c : cases) {
+      for (int64_t n : {256, 512, 4096}) {
+        for (uint32_t seed = 1; seed <= 20; ++seed) {
+          const auto x = tricky_activations(n, seed);
+          const size_t bytes = activation_row_bytes(c.vdt, n);
+          std::vector<uint8_t> want(bytes), got(bytes + 64, 0xAB);
+          c.ref(x.data(), n, want.data());
+          const size_t off = seed % 7;  // misaligned output
+          (table->*c.fn)(x.data(), n, got.data() + off);
+          ASSERT_EQ(0, std::memcmp(want.data(), got.data() + off, bytes))
+              << table->name << " " << name(c.vdt) << " n=" << n << " seed=" << seed;
+        }
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------- dispatch
+
+TEST(Dispatch, TablesAreConsistent) {
+  const auto tables = available_kernel_tables();
+  ASSERT_FALSE(tables.empty());
+  EXPECT_STREQ(tables[0]->name, "scalar");
+  EXPECT_NE(kernel_table(CpuLevel::kScalar), nullptr);
+  // The active table is one of the available ones and matches cpu_level().
+  bool found = false;
+  for (const KernelTable* t : tables) found |= t == &active_kernels();
+  EXPECT_TRUE(found);
+  EXPECT_EQ(active_kernels().level, kernel_table(cpu_level()) ? kernel_table(cpu_level())->level : CpuLevel::kScalar);
+  for (const KernelTable* t : tables) {
+    for (TensorType type : kTypes) {
+      const WeightKernels* k = t->find(type);
+      ASSERT_NE(k, nullptr) << t->name << " " << name(type);
+      EXPECT_NE(k->strip, nullptr);
+      EXPECT_GE(k->strip_rows, 1);
+    }
+    EXPECT_EQ(t->find(TensorType::IQ4_NL), nullptr);
+    EXPECT_NE(t->quantizer(TensorType::Q8_0), nullptr);
+    EXPECT_EQ(t->quantizer(TensorType::Q4_0), nullptr);
+  }
+}
+
+}  // namespace
+}  // namespace kazeia::kernels
