@@ -45,7 +45,9 @@ namespace kazeia::kernels {
 // quantize_activations (layout of vec_dot_type(weight)), plus for each token
 // the aux row the table's aux function wrote (when aux_bytes is set).
 struct ActivationRows {
-  const uint8_t* q = nullptr;  // token t at q + t * q_stride (F32 weights: the input floats)
+  // token t at q + t * q_stride (F32 weights: the input floats, any
+  // alignment); quantized rows are 2-byte aligned (their blocks' fp16 scale).
+  const uint8_t* q = nullptr;
   size_t q_stride = 0;
   const uint8_t* aux = nullptr;  // token t at aux + t * aux_stride; null without aux
   size_t aux_stride = 0;

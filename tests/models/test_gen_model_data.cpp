@@ -85,7 +85,8 @@ const TensorPlan* find_plan(const std::vector<TensorPlan>& plan, const std::stri
 TEST(GenModelData, SameSeedGivesTheSameBytesWhateverTheThreadCount) {
   for (GenFileType type : {GenFileType::kF32, GenFileType::kQ4_0, GenFileType::kQ4_K_M}) {
     SCOPED_TRACE(std::string(gen_file_type_info(type).name));
-    GenModelConfig c = preset("tiny-qwen35-k");
+    // K-quants need rows of 256; the smaller shapes keep this quick under ASan.
+    GenModelConfig c = preset(type == GenFileType::kQ4_K_M ? "tiny-qwen35-k" : "tiny-qwen35");
     c.file_type = type;
     c.nextn_predict_layers = 1;
     c.seed = 42;

@@ -97,18 +97,22 @@ float dot_f32_lanes(const float* a, const float* b, int64_t n) {
 }
 
 float vec_dot_f32(int64_t n, const uint8_t* w_row, const void* x_row) {
-  const auto* x = static_cast<const float*>(x_row);
-  if (reinterpret_cast<uintptr_t>(w_row) % alignof(float) == 0) {
-    return dot_f32_lanes(reinterpret_cast<const float*>(w_row), x, n);
+  const auto* x_bytes = static_cast<const uint8_t*>(x_row);
+  if (reinterpret_cast<uintptr_t>(w_row) % alignof(float) == 0 &&
+      reinterpret_cast<uintptr_t>(x_bytes) % alignof(float) == 0) {
+    return dot_f32_lanes(reinterpret_cast<const float*>(w_row), reinterpret_cast<const float*>(x_bytes), n);
   }
-  // A misaligned row (not the case for GGUF data, which is 32-byte aligned):
-  // copy it in chunks; the lane assignment is the same as above.
+  // A misaligned row (not the case for GGUF data, which is 32-byte aligned,
+  // nor for our activation buffers): copy both in chunks; the lane
+  // assignment is the same as above.
   LaneSum sum;
   float wf[kChunk];
+  float xf[kChunk];
   for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
     const int64_t m = n - i0 < kChunk ? n - i0 : kChunk;
     std::memcpy(wf, w_row + i0 * sizeof(float), static_cast<size_t>(m) * sizeof(float));
-    sum.add(wf, x + i0, m);
+    std::memcpy(xf, x_bytes + i0 * sizeof(float), static_cast<size_t>(m) * sizeof(float));
+    sum.add(wf, xf, m);
   }
   return sum.total();
 }
