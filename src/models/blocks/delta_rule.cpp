@@ -93,6 +93,19 @@ void flush_tiny(float* x, int64_t n, float limit) {
   for (int64_t i = 0; i < n; ++i) x[i] = std::fabs(x[i]) < limit ? 0.0f : x[i];
 }
 
+// max |x[i]| over 8 independent lanes: a single running max is a serial
+// dependency the compiler may not reorder; eight of them vectorise.
+float max_abs(const float* x, int64_t n) {
+  float m[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) m[l] = std::max(m[l], std::fabs(x[i + l]));
+  for (; i < n; ++i) m[0] = std::max(m[0], std::fabs(x[i]));
+  float r = 0.0f;
+  for (float v : m) r = std::max(r, v);
+  return r;
+}
+
 // ----------------------------------------------------------- recurrent form
 
 void recurrent_head(const DeltaRuleBatch& b, int64_t h, float* s, float* delta) {
@@ -161,6 +174,7 @@ Status chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t chunk, float* s)
   ChunkBuffers c(thread_scratch(ChunkBuffers::floats(chunk, dk, dv)), chunk, dk, dv);
   for (int64_t j = 0; j < dv; ++j)
     for (int64_t i = 0; i < dk; ++i) c.st[j * dk + i] = s[i * dv + j];
+  bool state_zero = max_abs(c.st, dv * dk) == 0.0f;
 
   for (int64_t t0 = 0; t0 < b.n_tokens; t0 += chunk) {
     const int64_t n = std::min(chunk, b.n_tokens - t0);
@@ -204,14 +218,18 @@ Status chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t chunk, float* s)
     }
     KZ_RETURN_IF_ERROR(matmul(f32_rows(c.xw_t, n, dk), c.tri, n, c.w, nullptr));
     // Row t of W carries e^{G_t}: rows of strongly decayed tokens are tiny.
-    float w_peak = 0.0f;
-    for (int64_t i = 0; i < n * dk; ++i) w_peak = std::max(w_peak, std::fabs(c.w[i]));
-    flush_tiny(c.w, n * dk, w_peak * kTinyRelative);
+    flush_tiny(c.w, n * dk, max_abs(c.w, n * dk) * kTinyRelative);
     KZ_RETURN_IF_ERROR(matmul(f32_rows(c.xu_t, n, dv), c.tri, n, c.u, nullptr));
 
-    // Deltas D = U - W S_0 and the inter-chunk part of the outputs, Q S_0.
-    KZ_RETURN_IF_ERROR(matmul(f32_rows(c.st, dk, dv), c.w, n, c.ws, nullptr));
-    KZ_RETURN_IF_ERROR(matmul(f32_rows(c.st, dk, dv), c.q, n, c.qs, nullptr));
+    // Deltas D = U - W S_0 and the inter-chunk part of the outputs, Q S_0
+    // (nothing to multiply at the start of a sequence).
+    if (state_zero) {
+      std::fill_n(c.ws, n * dv, 0.0f);
+      std::fill_n(c.qs, n * dv, 0.0f);
+    } else {
+      KZ_RETURN_IF_ERROR(matmul(f32_rows(c.st, dk, dv), c.w, n, c.ws, nullptr));
+      KZ_RETURN_IF_ERROR(matmul(f32_rows(c.st, dk, dv), c.q, n, c.qs, nullptr));
+    }
     for (int64_t t = 0; t < n; ++t)
       for (int64_t j = 0; j < dv; ++j) c.d_t[j * n + t] = c.u[t * dv + j] - c.ws[t * dv + j];
 
@@ -236,12 +254,10 @@ Status chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t chunk, float* s)
     }
     KZ_RETURN_IF_ERROR(matmul(f32_rows(c.kd_t, n, dk), c.d_t, dv, c.upd, nullptr));
     const float total = decay_factor(c.G[n - 1]);
-    float peak = 0.0f;
-    for (int64_t i = 0; i < dv * dk; ++i) {
-      c.st[i] = total * c.st[i] + c.upd[i];
-      peak = std::max(peak, std::fabs(c.st[i]));
-    }
+    for (int64_t i = 0; i < dv * dk; ++i) c.st[i] = total * c.st[i] + c.upd[i];
+    const float peak = max_abs(c.st, dv * dk);
     flush_tiny(c.st, dv * dk, peak * kTinyRelative);
+    state_zero = peak == 0.0f;
   }
   for (int64_t i = 0; i < dk; ++i)
     for (int64_t j = 0; j < dv; ++j) s[i * dv + j] = c.st[j * dk + i];
