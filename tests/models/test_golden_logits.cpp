@@ -15,6 +15,7 @@
 #include "common/test_data.h"
 #include "format/gguf.h"
 #include "models/model.h"
+#include "models/shared_test_model.h"
 #include "runtime/sampler.h"
 
 namespace kazeia {
@@ -43,20 +44,8 @@ Golden load_golden(const std::string& name) {
   return g;
 }
 
-struct Loaded {
-  gguf::File file;
-  std::unique_ptr<Model> model;
-};
-
-Loaded load(const std::string& model_file) {
-  auto file = gguf::File::open(shared_model(model_file));
-  EXPECT_TRUE(file.ok()) << file.status().to_string();
-  Loaded l{std::move(*file), nullptr};
-  auto model = load_model(l.file);
-  EXPECT_TRUE(model.ok()) << model.status().to_string();
-  if (model.ok()) l.model = std::move(*model);
-  return l;
-}
+using Loaded = testing::LoadedModel;
+Loaded load(const std::string& model_file) { return testing::load_shared_model(model_file); }
 
 // All-position logits of `tokens` fed in chunks of `chunk` (0: one batch).
 std::vector<float> run_all(const Model& model, const std::vector<int32_t>& tokens, size_t chunk, ThreadPool* pool) {
