@@ -219,6 +219,7 @@ TEST(DeltaRuleChunked, RejectsBadArguments) {
   DeltaRuleBatch b = in.batch(0, 4, out.data());
   EXPECT_EQ(delta_rule_chunked(b, 0, s.data(), nullptr).code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(delta_rule_chunked(b, -3, s.data(), nullptr).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(delta_rule_chunked(b, kDeltaRuleMaxChunk + 1, s.data(), nullptr).code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(delta_rule_chunked(b, 64, nullptr, nullptr).code(), ErrorCode::kInvalidArgument);
   DeltaRuleBatch bad = b;
   bad.n_v_heads = 3;  // not a multiple of n_k_heads

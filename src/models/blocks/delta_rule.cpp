@@ -277,8 +277,9 @@ Status delta_rule_recurrent(const DeltaRuleBatch& b, float* state, ThreadPool* p
 
 Status delta_rule_chunked(const DeltaRuleBatch& b, int64_t chunk_size, float* state, ThreadPool* pool) {
   KZ_RETURN_IF_ERROR(check_batch(b, state, "delta_rule_chunked"));
-  if (chunk_size <= 0 || chunk_size > 4096)
-    return InvalidArgument("delta_rule_chunked: chunk size must be in [1, 4096], got " + std::to_string(chunk_size));
+  if (chunk_size <= 0 || chunk_size > kDeltaRuleMaxChunk)
+    return InvalidArgument("delta_rule_chunked: chunk size must be in [1, " + std::to_string(kDeltaRuleMaxChunk) +
+                           "], got " + std::to_string(chunk_size));
   if (b.n_tokens == 0) return OkStatus();
   const int64_t chunk = std::min(chunk_size, b.n_tokens);
   return for_each_head(b.n_v_heads, pool,

@@ -32,6 +32,7 @@ namespace kazeia {
 class ThreadPool;
 
 inline constexpr int64_t kDeltaRuleDefaultChunk = 64;
+inline constexpr int64_t kDeltaRuleMaxChunk = 4096;  // scratch grows with its square
 
 // One batch of tokens for every value head. Row t of q / k holds all key
 // heads (head h at offset h * d_k), row t of v / out all value heads (head h

@@ -34,8 +34,9 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   // Checked before the state is touched, so a bad call leaves it as it was.
   if (n_tokens < 0) return InvalidArgument("gated_delta_net: n_tokens = " + std::to_string(n_tokens));
   if (n_tokens == 0) return OkStatus();
-  if (n_tokens > 1 && chunk_size <= 0)
-    return InvalidArgument("gated_delta_net: chunk size must be positive, got " + std::to_string(chunk_size));
+  if (n_tokens > 1 && (chunk_size <= 0 || chunk_size > kDeltaRuleMaxChunk))
+    return InvalidArgument("gated_delta_net: chunk size must be in [1, " + std::to_string(kDeltaRuleMaxChunk) +
+                           "], got " + std::to_string(chunk_size));
   if (state.conv.size() != static_cast<size_t>(hist * channels) || state.s.size() != static_cast<size_t>(nv * d * d))
     return InvalidArgument("gated_delta_net: recurrent state does not match the layer's shapes");
 
