@@ -1,10 +1,17 @@
 #include "models/model_state.h"
 
 #include <algorithm>
+#include <atomic>
+#include <string>
 
 namespace kazeia {
 
-ModelState::ModelState(const ModelConfig& config, const StateOptions& options) : options_(options) {
+namespace {
+std::atomic<uint64_t> g_next_state_id{1};
+}  // namespace
+
+ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
+    : options_(options), id_(g_next_state_id.fetch_add(1, std::memory_order_relaxed)) {
   kv_row_ = config.n_head_kv * std::max(config.head_dim_k, config.head_dim_v);
   const size_t n = static_cast<size_t>(options.n_ctx * kv_row_);
   for (LayerKind kind : config.layers) {
@@ -39,8 +46,15 @@ Status ModelState::check_room(int64_t n) const {
   return OkStatus();
 }
 
+void ModelState::rewind_to(int64_t floor) {
+  while (!rewinds_.empty() && rewinds_.back().second >= floor) rewinds_.pop_back();
+  rewinds_.emplace_back(epoch_, floor);
+  ++epoch_;
+  n_past_ = floor;
+}
+
 void ModelState::reset() {
-  n_past_ = 0;
+  rewind_to(0);
   for (auto& r : recurrent_) {
     std::fill(r.s.begin(), r.s.end(), 0.0f);
     std::fill(r.conv.begin(), r.conv.end(), 0.0f);
@@ -52,8 +66,49 @@ Status ModelState::truncate(int64_t n_past) {
     return OutOfRange("truncate to " + std::to_string(n_past) + ": state holds " + std::to_string(n_past_));
   if (!recurrent_.empty() && n_past != n_past_)
     return Unsupported("recurrent state cannot be truncated; restore a checkpoint instead");
-  n_past_ = n_past;
+  if (n_past != n_past_) rewind_to(n_past);
   return OkStatus();
+}
+
+void ModelState::save_checkpoint(StateCheckpoint& out) const {
+  out.n_past = n_past_;
+  out.owner = id_;
+  out.epoch = epoch_;
+  out.recurrent.resize(recurrent_.size());
+  for (size_t i = 0; i < recurrent_.size(); ++i) {
+    out.recurrent[i].s.assign(recurrent_[i].s.begin(), recurrent_[i].s.end());
+    out.recurrent[i].conv.assign(recurrent_[i].conv.begin(), recurrent_[i].conv.end());
+  }
+}
+
+Status ModelState::restore_checkpoint(const StateCheckpoint& cp) {
+  if (cp.n_past < 0) return InvalidArgument("restore_checkpoint: empty checkpoint");
+  if (cp.owner != id_) return InvalidArgument("restore_checkpoint: the checkpoint belongs to another state");
+  if (cp.recurrent.size() != recurrent_.size()) return InvalidArgument("restore_checkpoint: layer count differs");
+  // Rewinds since the checkpoint: the first stack entry at or after its
+  // epoch holds their lowest floor. Below cp.n_past, cache rows it relies on
+  // may have been rewritten.
+  auto it = std::lower_bound(rewinds_.begin(), rewinds_.end(), cp.epoch,
+                             [](const std::pair<uint64_t, int64_t>& r, uint64_t e) { return r.first < e; });
+  if ((it != rewinds_.end() && it->second < cp.n_past) || cp.n_past > n_past_)
+    return OutOfRange("restore_checkpoint: stale checkpoint at " + std::to_string(cp.n_past) +
+                      " positions: the state was rewound below it and rewritten since");
+  for (size_t i = 0; i < recurrent_.size(); ++i) {
+    if (cp.recurrent[i].s.size() != recurrent_[i].s.size() || cp.recurrent[i].conv.size() != recurrent_[i].conv.size())
+      return InvalidArgument("restore_checkpoint: recurrent layer shapes differ");
+  }
+  for (size_t i = 0; i < recurrent_.size(); ++i) {
+    std::copy(cp.recurrent[i].s.begin(), cp.recurrent[i].s.end(), recurrent_[i].s.begin());
+    std::copy(cp.recurrent[i].conv.begin(), cp.recurrent[i].conv.end(), recurrent_[i].conv.begin());
+  }
+  if (cp.n_past != n_past_) rewind_to(cp.n_past);
+  return OkStatus();
+}
+
+uint64_t StateCheckpoint::memory_bytes() const {
+  uint64_t total = 0;
+  for (const auto& r : recurrent) total += (r.s.size() + r.conv.size()) * sizeof(float);
+  return total;
 }
 
 uint64_t ModelState::memory_bytes() const {

@@ -2,13 +2,14 @@
 // recurrent state (S matrices + conv window) of Gated DeltaNet layers.
 //
 // Positions are committed in one place (commit()) after a forward pass
-// succeeded, so a failed batch leaves the state untouched. A KV cache rolls
-// back by truncation; recurrent state cannot, which is why checkpoints live
-// in the runtime layer.
+// succeeded. A KV cache rolls back by truncation; recurrent state cannot:
+// take a checkpoint (save_checkpoint) where you may want to come back, and
+// restore it (restore_checkpoint) instead of truncating.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "kazeia/status.h"
@@ -39,6 +40,20 @@ struct RecurrentLayer {
   std::vector<float> conv;   // (conv_kernel - 1) x channels: the last inputs
 };
 
+// A sequence's state at n_past positions, in memory: a copy of every
+// recurrent layer (S matrices + conv window, ~1 MB per layer at Qwen3.5-0.8B
+// shapes) but not of the KV cache, which is restored by truncation. That is
+// valid while the cache rows below n_past are the ones the checkpoint saw,
+// i.e. until the state is rewound below n_past and written again;
+// restore_checkpoint checks this and refuses a stale checkpoint.
+struct StateCheckpoint {
+  int64_t n_past = -1;  // -1: empty
+  uint64_t owner = 0;   // the ModelState it was taken from
+  uint64_t epoch = 0;   // that state's rewind count when it was taken
+  std::vector<RecurrentLayer> recurrent;
+  uint64_t memory_bytes() const;
+};
+
 class ModelState {
  public:
   ModelState(const ModelConfig& config, const StateOptions& options);
@@ -57,6 +72,15 @@ class ModelState {
   // without recurrent layers (they need a checkpoint instead).
   Status truncate(int64_t n_past);
 
+  // Copies the current state into `out` (reusing its buffers).
+  void save_checkpoint(StateCheckpoint& out) const;
+  // Back to the checkpoint's position: recurrent layers copied back, KV
+  // cache truncated. InvalidArgument for a checkpoint of another state or
+  // an empty one; OutOfRange when it is stale (positions below its n_past
+  // were rewound and rewritten since it was taken). The checkpoint stays
+  // valid and can be restored again.
+  Status restore_checkpoint(const StateCheckpoint& checkpoint);
+
   std::vector<KvLayer>& kv() { return kv_; }
   std::vector<RecurrentLayer>& recurrent() { return recurrent_; }
   const std::vector<KvLayer>& kv() const { return kv_; }
@@ -67,8 +91,18 @@ class ModelState {
   uint64_t memory_bytes() const;
 
  private:
+  // Records that n_past_ drops to `floor` (reset, truncate, restore).
+  void rewind_to(int64_t floor);
+
   StateOptions options_;
+  uint64_t id_ = 0;  // unique per ModelState, ties checkpoints to their state
   int64_t n_past_ = 0;
+  // Rewinds, as a stack of (rewind count, floor) with floors increasing
+  // upwards: a new rewind pops every entry whose floor is not below its
+  // own. The lowest floor among the rewinds since rewind count e is then
+  // the floor of the first entry at or after e (bounded by n_ctx entries).
+  uint64_t epoch_ = 0;
+  std::vector<std::pair<uint64_t, int64_t>> rewinds_;
   int64_t kv_row_ = 0;
   std::vector<KvLayer> kv_;
   std::vector<RecurrentLayer> recurrent_;

@@ -15,6 +15,7 @@
 #include "common/test_data.h"
 #include "format/gguf.h"
 #include "models/model.h"
+#include "models/shared_test_model.h"
 #include "runtime/sampler.h"
 
 namespace kazeia {
@@ -43,20 +44,8 @@ Golden load_golden(const std::string& name) {
   return g;
 }
 
-struct Loaded {
-  gguf::File file;
-  std::unique_ptr<Model> model;
-};
-
-Loaded load(const std::string& model_file) {
-  auto file = gguf::File::open(shared_model(model_file));
-  EXPECT_TRUE(file.ok()) << file.status().to_string();
-  Loaded l{std::move(*file), nullptr};
-  auto model = load_model(l.file);
-  EXPECT_TRUE(model.ok()) << model.status().to_string();
-  if (model.ok()) l.model = std::move(*model);
-  return l;
-}
+using Loaded = testing::LoadedModel;
+Loaded load(const std::string& model_file) { return testing::load_shared_model(model_file); }
 
 // All-position logits of `tokens` fed in chunks of `chunk` (0: one batch).
 std::vector<float> run_all(const Model& model, const std::vector<int32_t>& tokens, size_t chunk, ThreadPool* pool) {
@@ -222,7 +211,16 @@ TEST_F(GoldenLogits, ChunkedPrefillEqualsOneBatch) {
       std::vector<float> chunked = run_all(*l.model, tokens, chunk, &pool);
       double worst = 0.0;
       for (size_t i = 0; i < one.size(); ++i) worst = std::max(worst, std::fabs(double(one[i]) - chunked[i]));
-      EXPECT_LE(worst, 1e-5) << "chunk " << chunk;
+      // qwen35 runs a batch through the chunkwise delta rule (64-token
+      // chunks from the batch start) and single tokens through the
+      // recurrence: pieces of 64 split the 200 tokens exactly as one batch
+      // does (same arithmetic), pieces of 1 or 7 sum in another order. The
+      // delta rule's two forms agree to ~1e-6 relative (test_delta_rule.cpp);
+      // through 4 layers that is up to ~2e-4 on these logits of magnitude
+      // ~20, and both feedings stay within 1e-4 of llama.cpp (F32Models).
+      const bool reorders = std::string(m) == "qwen35-tiny-f32" && chunk % 64 != 0;
+      EXPECT_LE(worst, reorders ? 3e-4 : 1e-5) << "chunk " << chunk;
+      std::printf("[chunked prefill] %-16s pieces of %-3zu max|diff| vs one batch %.3g\n", m, chunk, worst);
     }
   }
 }

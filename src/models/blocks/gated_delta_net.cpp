@@ -1,21 +1,51 @@
 #include "models/blocks/gated_delta_net.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
+
+#include "base/thread_pool.h"
 
 namespace kazeia {
 
 using namespace kernels;
 
+namespace {
+
+// fn(begin, end) over token rows, on the pool when there is more than one.
+template <class Fn>
+void for_token_rows(int64_t n, ThreadPool* pool, Fn&& fn) {
+  if (pool != nullptr && n > 1) {
+    pool->parallel_for(0, n, [&](int64_t t0, int64_t t1, int) { fn(t0, t1); }, 4);
+  } else {
+    fn(0, n);
+  }
+}
+
+}  // namespace
+
 Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, RecurrentLayer& state,
-                               const float* x, int64_t n_tokens, float* out, ThreadPool* pool) {
+                               const float* x, int64_t n_tokens, float* out, ThreadPool* pool, int64_t chunk_size) {
   const int64_t nk = c.ssm_n_k_heads, nv = c.ssm_n_v_heads, d = c.ssm_head_dim;
-  const int64_t kernel = c.ssm_conv_kernel;
+  const int64_t kernel = c.ssm_conv_kernel, hist = kernel - 1;
   const int64_t channels = 2 * nk * d + nv * d;
   const int64_t inner = nv * d;
-  std::vector<float> qkv(static_cast<size_t>(n_tokens * channels)), z(static_cast<size_t>(n_tokens * inner));
+  // Checked before the state is touched, so a bad call leaves it as it was.
+  if (n_tokens < 0) return InvalidArgument("gated_delta_net: n_tokens = " + std::to_string(n_tokens));
+  if (n_tokens == 0) return OkStatus();
+  if (n_tokens > 1 && (chunk_size <= 0 || chunk_size > kDeltaRuleMaxChunk))
+    return InvalidArgument("gated_delta_net: chunk size must be in [1, " + std::to_string(kDeltaRuleMaxChunk) +
+                           "], got " + std::to_string(chunk_size));
+  if (state.conv.size() != static_cast<size_t>(hist * channels) || state.s.size() != static_cast<size_t>(nv * d * d))
+    return InvalidArgument("gated_delta_net: recurrent state does not match the layer's shapes");
+
+  // ext = the conv window (hist rows, oldest first) followed by this batch's
+  // q|k|v rows: the causal conv of token t reads rows t .. t + hist.
+  std::vector<float> ext(static_cast<size_t>((hist + n_tokens) * channels));
+  std::vector<float> z(static_cast<size_t>(n_tokens * inner));
   std::vector<float> beta(static_cast<size_t>(n_tokens * nv)), alpha(static_cast<size_t>(n_tokens * nv));
-  KZ_RETURN_IF_ERROR(matmul(w.qkv, x, n_tokens, qkv.data(), pool));
+  KZ_RETURN_IF_ERROR(matmul(w.qkv, x, n_tokens, ext.data() + hist * channels, pool));
   KZ_RETURN_IF_ERROR(matmul(w.gate, x, n_tokens, z.data(), pool));
   KZ_RETURN_IF_ERROR(matmul(w.beta, x, n_tokens, beta.data(), pool));
   KZ_RETURN_IF_ERROR(matmul(w.alpha, x, n_tokens, alpha.data(), pool));
@@ -28,61 +58,64 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
     mul(g, w.a, nv, g);
   }
 
-  std::vector<float> conv_out(static_cast<size_t>(channels)), delta(static_cast<size_t>(d));
-  std::vector<float> o(static_cast<size_t>(n_tokens * inner));
-  const float q_scale = 1.0f / std::sqrt(static_cast<float>(d));
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    const float* in = qkv.data() + t * channels;
-    // Causal conv: taps 0..K-2 read the window (oldest first), tap K-1 this token.
-    for (int64_t ch = 0; ch < channels; ++ch) {
-      const float* taps = w.conv + ch * kernel;
-      float s = 0.0f;
-      for (int64_t k = 0; k < kernel - 1; ++k) s += taps[k] * state.conv[static_cast<size_t>(k * channels + ch)];
-      s += taps[kernel - 1] * in[ch];
-      conv_out[static_cast<size_t>(ch)] = s;
+  // Causal depthwise conv over the whole batch, vectorised across channels:
+  // the taps are transposed to [K][channels] so each tap is one contiguous
+  // multiply-add over a row. Same summation order as one token at a time
+  // (0 + tap_0 x_0 + .. + tap_{K-1} x_{K-1}), so the results are identical.
+  std::copy(state.conv.begin(), state.conv.end(), ext.begin());
+  std::vector<float> taps(static_cast<size_t>(kernel * channels));
+  for (int64_t ch = 0; ch < channels; ++ch)
+    for (int64_t k = 0; k < kernel; ++k) taps[static_cast<size_t>(k * channels + ch)] = w.conv[ch * kernel + k];
+  std::vector<float> conv(static_cast<size_t>(n_tokens * channels));
+  for_token_rows(n_tokens, pool, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* o = conv.data() + t * channels;
+      std::fill(o, o + channels, 0.0f);
+      for (int64_t k = 0; k < kernel; ++k) {
+        const float* in = ext.data() + (t + k) * channels;
+        const float* tk = taps.data() + k * channels;
+        for (int64_t ch = 0; ch < channels; ++ch) o[ch] += tk[ch] * in[ch];
+      }
+      silu(o, channels, o);
+      // L2-normalised q and k per key head.
+      for (int64_t h = 0; h < 2 * nk; ++h) l2_norm(o + h * d, d, c.rms_eps, o + h * d);
     }
-    silu(conv_out.data(), channels, conv_out.data());
-    // Slide the window by one input.
-    for (int64_t k = 0; k + 1 < kernel - 1; ++k)
-      std::copy(state.conv.begin() + (k + 1) * channels, state.conv.begin() + (k + 2) * channels,
-                state.conv.begin() + k * channels);
-    if (kernel > 1) std::copy(in, in + channels, state.conv.begin() + (kernel - 2) * channels);
+  });
+  // The new window: the last hist rows of ext (older window rows included
+  // when the batch is shorter than the window).
+  std::copy(ext.end() - hist * channels, ext.end(), state.conv.begin());
 
-    float* q = conv_out.data();
-    float* k = q + nk * d;
-    const float* v = k + nk * d;
-    for (int64_t h = 0; h < nk; ++h) {
-      l2_norm(q + h * d, d, c.rms_eps, q + h * d);
-      l2_norm(k + h * d, d, c.rms_eps, k + h * d);
-    }
-    for (int64_t h = 0; h < nv; ++h) {
-      const int64_t hk = h % nk;
-      const float* qh = q + hk * d;
-      const float* kh = k + hk * d;
-      const float* vh = v + h * d;
-      const float b = beta[static_cast<size_t>(t * nv + h)];
-      const float decay = std::exp(alpha[static_cast<size_t>(t * nv + h)]);
-      float* s = state.s.data() + h * d * d;  // s[i * d + j]: i over keys, j over values
-      for (int64_t i = 0; i < d * d; ++i) s[i] *= decay;
-      std::fill(delta.begin(), delta.end(), 0.0f);
-      for (int64_t i = 0; i < d; ++i)
-        for (int64_t j = 0; j < d; ++j) delta[static_cast<size_t>(j)] += s[i * d + j] * kh[i];
-      for (int64_t j = 0; j < d; ++j) delta[static_cast<size_t>(j)] = b * (vh[j] - delta[static_cast<size_t>(j)]);
-      for (int64_t i = 0; i < d; ++i)
-        for (int64_t j = 0; j < d; ++j) s[i * d + j] += kh[i] * delta[static_cast<size_t>(j)];
-      float* oh = o.data() + t * inner + h * d;
-      for (int64_t j = 0; j < d; ++j) oh[j] = 0.0f;
-      for (int64_t i = 0; i < d; ++i)
-        for (int64_t j = 0; j < d; ++j) oh[j] += s[i * d + j] * qh[i];
-      for (int64_t j = 0; j < d; ++j) oh[j] *= q_scale;
-      // Gated RMSNorm: rms(o) * ssm_norm * silu(z).
-      rms_norm(oh, w.norm, d, c.rms_eps, oh);
-    }
-    // Output gate: o *= silu(z) over all value heads of this token.
-    float* zt = z.data() + t * inner;
-    silu(zt, inner, zt);
-    mul(o.data() + t * inner, zt, inner, o.data() + t * inner);
+  std::vector<float> o(static_cast<size_t>(n_tokens * inner));
+  DeltaRuleBatch b;
+  b.n_tokens = n_tokens;
+  b.n_k_heads = nk;
+  b.n_v_heads = nv;
+  b.d_k = b.d_v = d;
+  b.q = conv.data();
+  b.k = conv.data() + nk * d;
+  b.v = conv.data() + 2 * nk * d;
+  b.q_stride = b.k_stride = b.v_stride = channels;
+  b.beta = beta.data();
+  b.g = alpha.data();
+  b.out = o.data();
+  b.out_stride = inner;
+  // Decode keeps the token-by-token recurrence; a batch runs chunkwise.
+  if (n_tokens == 1) {
+    KZ_RETURN_IF_ERROR(delta_rule_recurrent(b, state.s.data(), pool));
+  } else {
+    KZ_RETURN_IF_ERROR(delta_rule_chunked(b, chunk_size, state.s.data(), pool));
   }
+
+  // Gated RMSNorm per value head, rms(o) * ssm_norm, then o *= silu(z).
+  for_token_rows(n_tokens, pool, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* ot = o.data() + t * inner;
+      for (int64_t h = 0; h < nv; ++h) rms_norm(ot + h * d, w.norm, d, c.rms_eps, ot + h * d);
+      float* zt = z.data() + t * inner;
+      silu(zt, inner, zt);
+      mul(ot, zt, inner, ot);
+    }
+  });
   return matmul(w.out, o.data(), n_tokens, out, pool);
 }
 

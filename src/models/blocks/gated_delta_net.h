@@ -1,6 +1,6 @@
-// Gated DeltaNet (Yang, Kautz, Hatamizadeh, ICLR 2025) as Qwen3.5 uses it,
-// run token by token (the sequential recurrence; the chunkwise-parallel
-// prefill is a separate, tested-against-this implementation).
+// Gated DeltaNet (Yang, Kautz, Hatamizadeh, ICLR 2025) as Qwen3.5 uses it.
+// Decode (one token) runs the recurrence token by token; a batch runs the
+// chunkwise WY/UT form (delta_rule.h, tested against the recurrence).
 //
 // Per token: qkv = W_qkv x; z = W_gate x; beta = sigmoid(W_beta x);
 // g = ssm_a * softplus(W_alpha x + dt_bias); causal depthwise conv over the
@@ -12,6 +12,7 @@
 
 #include "kazeia/status.h"
 #include "kernels/kernels.h"
+#include "models/blocks/delta_rule.h"
 #include "models/model_config.h"
 #include "models/model_state.h"
 
@@ -28,7 +29,9 @@ struct DeltaNetWeights {
 };
 
 // x, out: n_tokens rows of n_embd (x already normed). Updates `state`.
+// chunk_size: tokens per chunk of the chunkwise form (n_tokens > 1).
 Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, RecurrentLayer& state,
-                               const float* x, int64_t n_tokens, float* out, ThreadPool* pool);
+                               const float* x, int64_t n_tokens, float* out, ThreadPool* pool,
+                               int64_t chunk_size = kDeltaRuleDefaultChunk);
 
 }  // namespace kazeia

@@ -1,0 +1,34 @@
+// A model file of ../shared/models loaded for a test: the mapped file and
+// the model that views it (the model must not outlive the file).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/test_data.h"
+#include "format/gguf.h"
+#include "models/model.h"
+
+namespace kazeia::testing {
+
+struct LoadedModel {
+  std::optional<gguf::File> file;
+  std::unique_ptr<Model> model;  // null when loading failed (a test failure)
+};
+
+inline LoadedModel load_shared_model(const std::string& file_name) {
+  LoadedModel l;
+  auto file = gguf::File::open(shared_model(file_name));
+  EXPECT_TRUE(file.ok()) << file.status().to_string();
+  if (!file.ok()) return l;
+  l.file.emplace(std::move(*file));
+  auto model = load_model(*l.file);
+  EXPECT_TRUE(model.ok()) << model.status().to_string();
+  if (model.ok()) l.model = std::move(*model);
+  return l;
+}
+
+}  // namespace kazeia::testing
