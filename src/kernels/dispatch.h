@@ -46,7 +46,8 @@ namespace kazeia::kernels {
 // the aux row the table's aux function wrote (when aux_bytes is set).
 struct ActivationRows {
   // token t at q + t * q_stride (F32 weights: the input floats, any
-  // alignment); quantized rows are 2-byte aligned (their blocks' fp16 scale).
+  // alignment); quantized rows are aligned as their blocks' scale (fp16 or
+  // float).
   const uint8_t* q = nullptr;
   size_t q_stride = 0;
   const uint8_t* aux = nullptr;  // token t at aux + t * aux_stride; null without aux

@@ -190,11 +190,11 @@ TEST_P(SimdTables, DotAgreesWithTheReferenceAtAnyAlignment) {
       const Reference ref = reference(type, w, n_in, 1, x, 1);
       const size_t act_bytes = vdt == TensorType::F32 ? n_in * 4 : activation_row_bytes(vdt, n_in);
       std::vector<uint8_t> act(act_bytes + 64);
-      // Quantized activation rows are arrays of blocks with an fp16 scale:
-      // 2-byte alignment is part of their type (matmul's buffers are 64-byte
-      // aligned). Float rows may sit anywhere.
+      // Quantized activation rows are arrays of blocks whose scale is an
+      // fp16 (Q8_0, Q8_1) or a float (Q8_K): that alignment is part of their
+      // type (matmul's buffers are 64-byte aligned). Float rows may sit anywhere.
       const std::vector<size_t> offsets = vdt == TensorType::F32 ? std::vector<size_t>{0, 1, 13, 63}
-                                                                 : std::vector<size_t>{0, 2, 14, 62};
+                                                                 : std::vector<size_t>{0, 4, 12, 60};
       for (size_t off : offsets) {
         if (vdt == TensorType::F32) {
           std::memcpy(act.data() + off, x.data(), act_bytes);
