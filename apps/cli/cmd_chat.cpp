@@ -26,11 +26,7 @@ void setup_chat(CLI::App& app, std::function<int()>* run) {
   cmd->add_flag("--no-think", o->no_think, "Render prompts with thinking off");
   cmd->add_option("--system", o->system, "System message");
   cmd->add_option("-n,--n-predict", o->gen.max_tokens, "Max tokens per answer (-1: until EOS)")->capture_default_str();
-  cmd->add_option("--temp", o->gen.sampling.temperature, "Temperature (0: greedy)")->capture_default_str();
-  cmd->add_option("--top-k", o->gen.sampling.top_k, "Top-k")->capture_default_str();
-  cmd->add_option("--top-p", o->gen.sampling.top_p, "Top-p")->capture_default_str();
-  cmd->add_option("--min-p", o->gen.sampling.min_p, "Min-p")->capture_default_str();
-  cmd->add_option("-s,--seed", o->gen.sampling.seed, "Sampling seed")->capture_default_str();
+  add_sampling_flags(cmd, o->gen.sampling);
   cmd->add_flag("-v,--verbose", o->verbose, "Print timings after each answer");
   cmd->callback([run, o] {
     *run = [o] {

@@ -56,6 +56,7 @@ struct GenerateResult {
 using TextCallback = std::function<bool(std::string_view piece)>;
 
 class Session;
+struct ApiAccess;  // src/api internals
 
 class Engine {
  public:
@@ -97,6 +98,7 @@ class Engine {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   friend class Session;
+  friend struct ApiAccess;
 };
 
 class Session {
@@ -126,6 +128,7 @@ class Session {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   friend class Engine;
+  friend struct ApiAccess;
 };
 
 }  // namespace kazeia

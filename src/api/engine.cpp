@@ -4,26 +4,12 @@
 #include <chrono>
 #include <optional>
 
-#include "base/thread_pool.h"
-#include "format/gguf.h"
-#include "models/model.h"
-#include "runtime/sampler.h"
-#include "text/chat_template.h"
+#include "agent/agent_loop.h"
+#include "engine_impl.h"
 #include "text/detokenizer.h"
-#include "text/tokenizer.h"
 
 namespace kazeia {
 
-struct Engine::Impl {
-  EngineOptions options;
-  std::string path;
-  std::string arch;
-  std::optional<gguf::File> file;
-  std::unique_ptr<Model> model;
-  std::optional<text::Tokenizer> tokenizer;
-  std::optional<text::ChatTemplate> chat_template;
-  std::unique_ptr<ThreadPool> pool;
-};
 
 Engine::Engine() : impl_(std::make_unique<Impl>()) {}
 Engine::~Engine() = default;
@@ -80,52 +66,9 @@ std::string Engine::chat_template_family() const {
 
 Result<std::vector<int32_t>> Engine::tokenize_chat_prompt(std::string_view prompt) const {
   if (!impl_->tokenizer) return NotFound("model '" + impl_->path + "' has no tokenizer (tokenizer.ggml.model)");
-  const text::Tokenizer& tok = *impl_->tokenizer;
-  bool add_special = tok.add_bos();
-  if (add_special && tok.valid_id(tok.bos_id())) {
-    const std::string& bos = tok.token_text(tok.bos_id());
-    if (!bos.empty() && prompt.substr(0, bos.size()) == bos) add_special = false;
-  }
-  return tok.encode(prompt, /*parse_special=*/true, add_special);
+  return agent::tokenize_chat_prompt(*impl_->tokenizer, prompt);
 }
 
-struct Session::Impl {
-  Engine::Impl* engine = nullptr;
-  std::unique_ptr<ModelState> state;
-  std::vector<int32_t> history;
-  std::vector<float> logits;  // last row
-
-  Status eval(std::span<const int32_t> tokens, float* out, bool all) {
-    ForwardRequest r;
-    r.tokens = tokens;
-    r.rows = out == nullptr ? LogitsRows::kNone : (all ? LogitsRows::kAll : LogitsRows::kLast);
-    r.logits = out;
-    r.pool = engine->pool.get();
-    KZ_RETURN_IF_ERROR(engine->model->forward(*state, r));
-    history.insert(history.end(), tokens.begin(), tokens.end());
-    return OkStatus();
-  }
-
-  // Keeps the longest prefix of `prompt` the state can resume from and
-  // returns its length. Always leaves at least one prompt token to evaluate,
-  // because generation needs the logits after the last one.
-  int64_t reuse_prefix(std::span<const int32_t> prompt) {
-    size_t common = 0;
-    while (common < history.size() && common < prompt.size() && history[common] == prompt[common]) ++common;
-    if (common == prompt.size() && common > 0) --common;
-    if (common < history.size()) {
-      // A KV cache truncates; recurrent state cannot go back (checkpoints
-      // will make that possible), so it starts over unless the history is a
-      // prefix of the prompt.
-      if (!state->truncate(static_cast<int64_t>(common)).ok()) {
-        state->reset();
-        common = 0;
-      }
-      history.resize(common);
-    }
-    return static_cast<int64_t>(common);
-  }
-};
 
 Session::Session() : impl_(std::make_unique<Impl>()) {}
 Session::~Session() = default;
@@ -174,23 +117,28 @@ size_t stop_prefix_hold(const std::string& text, const std::vector<std::string>&
 
 }  // namespace
 
+Result<SamplerParams> sampler_params(const SamplingOptions& options) {
+  SamplerParams sp;
+  sp.temperature = options.temperature;
+  sp.top_k = options.top_k;
+  sp.top_p = options.top_p;
+  sp.min_p = options.min_p;
+  sp.repeat_penalty = options.repeat_penalty;
+  sp.repeat_last_n = options.repeat_last_n;
+  sp.presence_penalty = options.presence_penalty;
+  sp.frequency_penalty = options.frequency_penalty;
+  sp.seed = options.seed;
+  KZ_RETURN_IF_ERROR(sp.validate());
+  return sp;
+}
+
 Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const GenerateOptions& options,
                                          const TextCallback& on_text) {
   Impl& s = *impl_;
   Engine::Impl& e = *s.engine;
   if (prompt.empty()) return InvalidArgument("the prompt is empty");
   if (!e.tokenizer) return NotFound("model '" + e.path + "' has no tokenizer; generation needs one");
-  SamplerParams sp;
-  sp.temperature = options.sampling.temperature;
-  sp.top_k = options.sampling.top_k;
-  sp.top_p = options.sampling.top_p;
-  sp.min_p = options.sampling.min_p;
-  sp.repeat_penalty = options.sampling.repeat_penalty;
-  sp.repeat_last_n = options.sampling.repeat_last_n;
-  sp.presence_penalty = options.sampling.presence_penalty;
-  sp.frequency_penalty = options.sampling.frequency_penalty;
-  sp.seed = options.sampling.seed;
-  KZ_RETURN_IF_ERROR(sp.validate());
+  KZ_ASSIGN_OR_RETURN(SamplerParams sp, sampler_params(options.sampling));
   for (const auto& stop : options.stop)
     if (stop.empty()) return InvalidArgument("stop strings must not be empty");
 
