@@ -128,6 +128,8 @@ void setup_agent(CLI::App& app, std::function<int()>* run) {
     *run = [o] {
       o->agent.tools = split_list(o->tools);
       o->agent.enable_thinking = !o->no_think;
+      if (!o->json && o->prompt.empty())
+        o->agent.on_timer_fired = [](const std::string& notice) { std::fprintf(stderr, "\n%s", notice.c_str()); };
       auto engine = o->model.load();
       if (!engine.ok()) return fail(engine.status().to_string());
       auto agent = Agent::create(**engine, o->agent);

@@ -40,6 +40,9 @@ struct AgentOptions {
   SamplingOptions sampling;
   size_t memory_token_budget = 512;     // memory context in the system prompt
   std::string conversation_id = "default";  // scopes memories
+  // Called on the timer thread when a timer of the `timer` tool fires, with
+  // the note the model gets at the start of its next turn. Keep it quick.
+  std::function<void(const std::string& notice)> on_timer_fired;
 };
 
 enum class AgentEventType { kThink, kAnswer, kToolCall, kToolResult, kError, kDone };

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
+#include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include "text/detokenizer.h"
@@ -40,6 +41,22 @@ const char* agent_event_type_name(AgentEventType type) {
     case AgentEventType::kDone: return "done";
   }
   return "unknown";
+}
+
+std::string timer_notice(const std::vector<TimerEvent>& fired) {
+  std::string notice;
+  for (const auto& t : fired) {
+    const double secs = std::chrono::duration<double>(t.duration).count();
+    char duration[64];
+    if (secs >= 60.0 && std::fmod(secs, 60.0) == 0.0)
+      std::snprintf(duration, sizeof duration, "%g min", secs / 60.0);
+    else
+      std::snprintf(duration, sizeof duration, "%g s", secs);
+    notice += "[Timer notice: timer " + std::to_string(t.id) +
+              (t.label.empty() ? std::string() : " " + nlohmann::json(t.label).dump()) + " (" + duration +
+              ") has fired.]\n";
+  }
+  return notice;
 }
 
 std::vector<int32_t> tokenize_chat_prompt(const text::Tokenizer& tokenizer, std::string_view prompt) {
@@ -245,7 +262,13 @@ void AgentLoop::run_tools(int round, Round& r, const AgentEventCallback& emit, A
 Result<AgentTurn> AgentLoop::run(std::string_view user_message, const AgentEventCallback& on_event) {
   last_prompts_.clear();
   if (messages_.empty()) KZ_RETURN_IF_ERROR(build_system_message(user_message));
-  messages_.push_back({{"role", "user"}, {"content", std::string(user_message)}});
+  std::string content(user_message);
+  // The model learns about fired timers with the next user message.
+  if (deps_.timers) {
+    const std::string notice = timer_notice(deps_.timers->poll());
+    if (!notice.empty()) content = notice + "\n" + content;
+  }
+  messages_.push_back({{"role", "user"}, {"content", std::move(content)}});
 
   AgentTurn turn;
   AgentUsage& usage = turn.usage;

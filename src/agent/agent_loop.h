@@ -17,7 +17,9 @@
 //      is appended; its calls run in parallel through the ToolRegistry, and
 //      one tool message per call follows (a malformed call gets an error
 //      message as its result, so the model can correct itself).
-//   5. A round without calls ends the turn ("answer"); so do max_rounds
+//   5. Timers of the `timer` tool that fired since the last turn are
+//      announced to the model in a note before the user's text.
+//   6. A round without calls ends the turn ("answer"); so do max_rounds
 //      rounds ("max_rounds"), a cancelled callback ("cancelled") and a
 //      generator failure ("error", also reported as an error event).
 // A done event with the usage totals closes every turn.
@@ -36,6 +38,7 @@
 
 #include "agent/memory_store.h"
 #include "agent/token_generator.h"
+#include "agent/tools/timer_tool.h"
 #include "agent/tool_registry.h"
 #include "kazeia/status.h"
 #include "text/chat_template.h"
@@ -92,6 +95,7 @@ struct AgentLoopDeps {
   TokenGenerator* generator = nullptr;
   std::shared_ptr<const ToolRegistry> tools;
   std::shared_ptr<MemoryStore> memory;
+  std::shared_ptr<TimerService> timers;  // may be null: no timer notes
 };
 
 struct AgentTurn {
@@ -99,6 +103,10 @@ struct AgentTurn {
   std::string reasoning;  // its reasoning
   AgentUsage usage;
 };
+
+// "[Timer notice: timer 1 \"tea\" (5 min) has fired.]" lines for fired
+// timers; empty when none.
+std::string timer_notice(const std::vector<TimerEvent>& fired);
 
 // A rendered chat prompt -> ids: special tokens parsed, BOS added only when
 // the vocabulary wants one and the template did not write it.

@@ -124,7 +124,12 @@ Result<std::unique_ptr<Agent>> Agent::create(Engine& engine, const AgentOptions&
   agent::BuiltinTools builtin;
   builtin.calculator = wants("calculator");
   builtin.clock = wants("clock");
-  if (wants("timer")) builtin.timers = std::make_shared<agent::TimerService>();
+  if (wants("timer")) {
+    agent::TimerService::Callback on_fire;
+    if (options.on_timer_fired)
+      on_fire = [cb = options.on_timer_fired](const agent::TimerEvent& e) { cb(agent::timer_notice({e})); };
+    builtin.timers = std::make_shared<agent::TimerService>(std::move(on_fire));
+  }
   std::shared_ptr<agent::MemoryStore> memory;
   if (!options.memory_path.empty()) {
     KZ_ASSIGN_OR_RETURN(std::unique_ptr<agent::MemoryStore> store, agent::MemoryStore::open(options.memory_path));
@@ -154,6 +159,7 @@ Result<std::unique_ptr<Agent>> Agent::create(Engine& engine, const AgentOptions&
   deps.generator = impl.generator.get();
   deps.tools = impl.tools;
   deps.memory = memory;
+  deps.timers = builtin.timers;
   agent::AgentLoopOptions lo;
   lo.system_prompt = options.system_prompt;
   lo.max_rounds = options.max_rounds;

@@ -401,6 +401,38 @@ TEST_P(AgentLoopTest, MemoryContextGoesIntoTheSystemPrompt) {
   EXPECT_GE(common + 4, a.size());
 }
 
+TEST_P(AgentLoopTest, FiredTimersAreAnnouncedWithTheNextMessage) {
+  auto gen = scripted({{think("ok") + "Noted."}});
+  AgentLoopDeps deps;
+  deps.tokenizer = &*tokenizer_;
+  deps.chat_template = &*chat_template_;
+  deps.generator = &gen;
+  deps.timers = timers_;
+  auto loop = AgentLoop::create(std::move(deps), {});
+  ASSERT_TRUE(loop.ok());
+  ASSERT_TRUE(timers_->create(std::chrono::milliseconds(5), "tea").ok());
+  ASSERT_TRUE(timers_->create(std::chrono::minutes(5), "pasta").ok());
+  for (int i = 0; i < 200 && timers_->list().size() > 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(loop->run("Anything new?").ok());
+  const std::string user = loop->messages()[0]["content"];
+  EXPECT_EQ(user, "[Timer notice: timer 1 \"tea\" (0.005 s) has fired.]\n\nAnything new?");
+  EXPECT_NE(loop->last_prompts()[0].find("has fired"), std::string::npos);
+  // Announced once.
+  ASSERT_TRUE(loop->run("And now?").ok());
+  EXPECT_EQ(loop->messages()[2]["content"], "And now?");
+}
+
+TEST(AgentLoop, TimerNoticeWording) {
+  TimerEvent e;
+  e.id = 3;
+  e.duration = std::chrono::minutes(5);
+  EXPECT_EQ(timer_notice({e}), "[Timer notice: timer 3 (5 min) has fired.]\n");
+  e.label = "tea \"green\"";
+  e.duration = std::chrono::seconds(90);
+  EXPECT_EQ(timer_notice({e}), "[Timer notice: timer 3 \"tea \\\"green\\\"\" (90 s) has fired.]\n");
+  EXPECT_EQ(timer_notice({}), "");
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, AgentLoopTest,
                          ::testing::Values(ModelKind::kGenerated, ModelKind::kSharedQwen3, ModelKind::kSharedQwen35),
                          kind_name);
