@@ -192,7 +192,9 @@ Result<AgentLoop::Round> AgentLoop::generate_round(int round, const AgentEventCa
   int64_t think = 0;
   bool budget_spent = false;
   for (int32_t i = 0; options_.max_tokens_per_round < 0 || i < options_.max_tokens_per_round; ++i) {
-    if (!budget_spent && budget >= 0 && think >= budget && parser.in_think()) {
+    // (Not inside a call the model is writing in its reasoning: the tag
+    // would land in the call's body; it closes think once the call is done.)
+    if (!budget_spent && budget >= 0 && think >= budget && parser.in_think() && !parser.in_call()) {
       // Reasoning budget: close the think block and let the model answer.
       KZ_RETURN_IF_ERROR(deps_.generator->append(think_close_));
       for (int32_t id : think_close_) feed(id);

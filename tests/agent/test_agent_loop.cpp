@@ -315,6 +315,32 @@ TEST_P(AgentLoopTest, ThinkBudgetForcesTheCloseTag) {
   EXPECT_EQ(long_reasoning.rfind(turn->reasoning, 0), 0u) << turn->reasoning;
 }
 
+TEST_P(AgentLoopTest, ThinkBudgetWaitsForACallInsideTheReasoning) {
+  register_builtins(false);
+  const std::string in_think_call = call("calculator", {{"expression", "6*7"}});
+  auto gen = scripted({{think("Let me compute " + in_think_call + " and then more thinking here"), "It is 42."},
+                       {think("done") + "42."}});
+  // The budget runs out two tokens into the call.
+  const std::string before_call = (opens_think_ ? "" : "<think>\n") + std::string("Let me compute ");
+  const auto n_before = tokenizer_->encode(before_call, true, false).size() - (opens_think_ ? 0 : 1);
+  AgentLoopOptions o;
+  o.max_think_tokens = static_cast<int32_t>(n_before) + 2;
+  auto loop = make_loop(gen, o);
+  ASSERT_TRUE(loop.ok());
+  Recorder rec;
+  auto turn = loop->run("6*7?", rec.callback());
+  ASSERT_TRUE(turn.ok()) << turn.status().to_string();
+  // The call was written whole, then </think> came; the call ran.
+  ASSERT_EQ(gen.appended.size(), 1u);
+  auto calls = rec.of(AgentEventType::kToolCall);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(ojson::parse(calls[0].arguments_json)["expression"], "6*7");
+  ASSERT_EQ(rec.of(AgentEventType::kToolResult).size(), 1u);
+  EXPECT_TRUE(rec.of(AgentEventType::kToolResult)[0].ok);
+  EXPECT_TRUE(rec.of(AgentEventType::kError).empty());
+  EXPECT_GT(turn->usage.think_tokens, o.max_think_tokens);  // the call's tokens count as reasoning
+}
+
 TEST_P(AgentLoopTest, NoBudgetKeepsTheWholeReasoning) {
   auto gen = scripted({{think("step one, step two, step three") + "Done."}});
   auto loop = make_loop(gen);
