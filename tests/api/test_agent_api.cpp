@@ -3,37 +3,29 @@
 // model (whose prompt opens <think>), option errors, and the JSON events.
 // Content of a random model is arbitrary: only structure is asserted.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "common/test_data.h"
+#include "api_test_util.h"
 #include "kazeia/agent.h"
-#include "kazeia/gen_model.h"
 
 namespace kazeia {
 namespace {
 
-const std::string& tiny_qwen3() {
-  static const std::string path = [] {
-    const std::string p = testing::scratch_dir() + "/agent_api_" + std::to_string(::getpid()) + ".gguf";
-    GenModelOptions o;
-    o.preset = "tiny-qwen3";
-    o.type = "q8_0";
-    return generate_test_model(o, p).ok() ? p : std::string();
-  }();
-  return path;
-}
+using testing::load_engine;
 
-std::unique_ptr<Engine> load(const std::string& path) {
-  EngineOptions eo;
-  eo.n_threads = 1;
-  eo.n_ctx = 2048;
-  auto engine = Engine::load(path, eo);
-  EXPECT_TRUE(engine.ok()) << engine.status().to_string();
-  return engine.ok() ? std::move(engine.value()) : nullptr;
+const std::string& tiny_qwen3() { return testing::tiny_qwen3_model(); }
+
+std::unique_ptr<Engine> load(const std::string& path) { return load_engine(path); }
+
+// Runs one turn, collecting its events.
+Result<AgentReply> run_collecting(Agent& agent, std::string_view message, std::vector<AgentEvent>& events) {
+  return agent.run(message, [&](const AgentEvent& e) {
+    events.push_back(e);
+    return true;
+  });
 }
 
 AgentOptions small_options() {
@@ -63,10 +55,7 @@ TEST(AgentApi, RunsOnAGeneratedModel) {
   ASSERT_TRUE(agent.ok()) << agent.status().to_string();
   EXPECT_EQ((*agent)->tool_names(), (std::vector<std::string>{"calculator", "clock", "timer"}));
   std::vector<AgentEvent> events;
-  auto reply = (*agent)->run("Hello there", [&](const AgentEvent& e) {
-    events.push_back(e);
-    return true;
-  });
+  auto reply = run_collecting(**agent, "Hello there", events);
   ASSERT_TRUE(reply.ok()) << reply.status().to_string();
   expect_well_formed(events);
   const AgentUsage& u = events.back().usage;
@@ -144,10 +133,7 @@ TEST(AgentApi, ThinkBudgetOnAQwen35Model) {
     auto agent = Agent::create(*engine, o);
     ASSERT_TRUE(agent.ok()) << agent.status().to_string();
     std::vector<AgentEvent> events;
-    auto reply = (*agent)->run("Hi", [&](const AgentEvent& e) {
-      events.push_back(e);
-      return true;
-    });
+    auto reply = run_collecting(**agent, "Hi", events);
     ASSERT_TRUE(reply.ok()) << reply.status().to_string();
     expect_well_formed(events);
     const AgentUsage& u = reply->usage;
