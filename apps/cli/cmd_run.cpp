@@ -30,6 +30,9 @@ void setup_run(CLI::App& app, std::function<int()>* run) {
   p->excludes(t);
   cmd->add_option("-n,--n-predict", o->gen.max_tokens, "Tokens to generate (-1: until EOS)")->capture_default_str();
   add_sampling_flags(cmd, o->gen.sampling);
+  cmd->add_option("--max-think", o->gen.max_think_tokens,
+                  "Reasoning budget: tokens inside <think> before </think> is inserted (-1: none)")
+      ->capture_default_str();
   cmd->add_option("--stop", o->gen.stop, "Stop string (repeatable)");
   cmd->add_flag("--ignore-eos", o->gen.ignore_eos, "Do not stop at end-of-generation tokens");
   cmd->add_flag("--print-ids", o->print_ids, "Print the generated ids as a JSON array at the end");

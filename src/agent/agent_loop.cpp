@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "agent/reasoning_budget.h"
 #include "text/detokenizer.h"
 
 namespace kazeia::agent {
@@ -17,17 +18,6 @@ using ojson = nlohmann::ordered_json;
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
-
-// The generation prompt already opened <think> (Qwen3.5 does; Qwen3 lets the
-// model write it): the output starts as reasoning.
-bool prompt_opens_think(std::string_view prompt) {
-  while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == ' ' || prompt.back() == '\r'))
-    prompt.remove_suffix(1);
-  return prompt.ends_with("<think>");
-}
-
-// What the Qwen templates write between reasoning and answer.
-constexpr std::string_view kThinkClose = "\n</think>\n\n";
 
 }  // namespace
 
@@ -188,18 +178,13 @@ Result<AgentLoop::Round> AgentLoop::generate_round(int round, const AgentEventCa
     handle();
   };
 
-  const int64_t budget = options_.max_think_tokens;
-  int64_t think = 0;
-  bool budget_spent = false;
+  ReasoningBudget budget(options_.max_think_tokens);
   for (int32_t i = 0; options_.max_tokens_per_round < 0 || i < options_.max_tokens_per_round; ++i) {
-    // (Not inside a call the model is writing in its reasoning: the tag
-    // would land in the call's body; it closes think once the call is done.)
-    if (!budget_spent && budget >= 0 && think >= budget && parser.in_think() && !parser.in_call()) {
-      // Reasoning budget: close the think block and let the model answer.
+    if (budget.due(parser)) {
       KZ_RETURN_IF_ERROR(deps_.generator->append(think_close_));
       for (int32_t id : think_close_) feed(id);
       ++usage.forced_think_closes;
-      budget_spent = true;
+      budget.spend();
     }
     auto token = deps_.generator->next();
     if (!token.ok()) {
@@ -214,16 +199,14 @@ Result<AgentLoop::Round> AgentLoop::generate_round(int round, const AgentEventCa
     }
     if (deps_.tokenizer->is_eog(*token)) break;
     ++usage.generated_tokens;
-    if (parser.in_think()) {
-      ++think;
-      ++usage.think_tokens;
-    }
+    budget.count(parser);
     feed(*token);
     if (r.cancelled) break;
   }
   parser.feed(detok.flush(), events);
   parser.finish(events);
   handle();
+  usage.think_tokens += budget.used();
   usage.generation_seconds += seconds_since(t0);
   return r;
 }

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "agent/agent_loop.h"
+#include "agent/reasoning_budget.h"
 #include "engine_impl.h"
 #include "text/detokenizer.h"
 
@@ -163,15 +164,50 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
     }
     emitted = std::max(emitted, end);
   };
+  // The reasoning budget tracks the think state with the agent's stream
+  // parser (only when a budget is set).
+  std::optional<text::StreamParser> think_parser;
+  agent::ReasoningBudget budget(options.max_think_tokens);
+  std::vector<text::StreamEvent> ignored;
+  if (options.max_think_tokens >= 0) {
+    const size_t tail = std::min<size_t>(prompt.size(), 4);
+    text::StreamParserOptions po;
+    po.starts_in_think = agent::prompt_opens_think(e.tokenizer->decode(prompt.subspan(prompt.size() - tail)));
+    think_parser.emplace(text::ToolCallFormat::kHermes, po);
+  }
   result.stop_reason = "length";
   for (int32_t i = 0; options.max_tokens < 0 || i < options.max_tokens; ++i) {
+    if (think_parser && budget.due(*think_parser)) {
+      const auto close = e.tokenizer->encode(agent::kThinkClose, /*parse_special=*/true, /*add_special=*/false);
+      if (s.state->n_past() + static_cast<int64_t>(close.size()) > s.state->n_ctx()) {
+        result.stop_reason = "context";
+        break;
+      }
+      KZ_RETURN_IF_ERROR(s.eval(close, s.logits.data(), false));
+      const size_t before = text.size();
+      for (int32_t id : close) {
+        result.tokens.push_back(id);
+        text += detok.push(id);
+      }
+      think_parser->feed(std::string_view(text).substr(before), ignored);
+      ignored.clear();
+      budget.spend();
+      result.think_forced_closed = true;
+      emit_up_to(text.size() - stop_prefix_hold(text, options.stop));
+    }
     const int32_t token = sampler.sample(s.logits, s.history);
     result.tokens.push_back(token);
     if (!options.ignore_eos && e.tokenizer->is_eog(token)) {
       result.stop_reason = "eos";
       break;
     }
+    const size_t before = text.size();
     text += detok.push(token);
+    if (think_parser) {
+      budget.count(*think_parser);
+      think_parser->feed(std::string_view(text).substr(before), ignored);
+      ignored.clear();
+    }
     bool stopped = false;
     for (const auto& stop : options.stop) {
       const size_t from = emitted >= stop.size() ? emitted - stop.size() : 0;
@@ -201,6 +237,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
   if (result.stop_reason != "stop") text += detok.flush();
   emit_up_to(text.size());
   result.text = std::move(text);
+  result.think_tokens = budget.used();
   result.generate_seconds = seconds_since(t_gen);
   return result;
 }

@@ -113,5 +113,62 @@ TEST_F(SessionGeneratorTest, FullContextIsAnError) {
   EXPECT_FALSE((*gen)->start({}).ok());
 }
 
+// Session::generate's reasoning budget (GenerateOptions::max_think_tokens).
+GenerateResult generate_with_budget(Engine& engine, std::string_view prompt_text, int32_t budget) {
+  auto session = engine.new_session();
+  EXPECT_TRUE(session.ok());
+  auto ids = engine.tokenize_chat_prompt(prompt_text);
+  EXPECT_TRUE(ids.ok());
+  GenerateOptions go;
+  go.max_tokens = 10;
+  go.sampling = greedy();
+  go.ignore_eos = true;
+  go.max_think_tokens = budget;
+  std::string streamed;
+  auto r = (*session)->generate(*ids, go, [&](std::string_view piece) {
+    streamed += piece;
+    return true;
+  });
+  EXPECT_TRUE(r.ok()) << r.status().to_string();
+  if (!r.ok()) return {};
+  EXPECT_EQ(streamed, r->text);
+  return std::move(r.value());
+}
+
+TEST_F(SessionGeneratorTest, GenerateClosesThinkAfterTheBudget) {
+  const std::string opens = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n";
+  const int32_t close_id = engine_->tokenize("</think>", true, false).value()[0];
+  for (int32_t budget : {0, 3}) {
+    GenerateResult r = generate_with_budget(*engine_, opens, budget);
+    EXPECT_TRUE(r.think_forced_closed) << budget;
+    EXPECT_EQ(r.think_tokens, budget);
+    EXPECT_EQ(r.tokens.size(), 10u + 3u) << "10 sampled + the 3 forced tokens";
+    // The forced tokens follow the budget's reasoning tokens.
+    ASSERT_GT(r.tokens.size(), static_cast<size_t>(budget + 1));
+    EXPECT_EQ(r.tokens[budget + 1], close_id) << budget;
+    EXPECT_NE(r.text.find("\n</think>\n\n"), std::string::npos) << r.text;
+  }
+  // No budget, or a prompt that does not open <think>: nothing is inserted.
+  GenerateResult free = generate_with_budget(*engine_, opens, -1);
+  EXPECT_FALSE(free.think_forced_closed);
+  EXPECT_EQ(free.tokens.size(), 10u);
+  GenerateResult plain = generate_with_budget(*engine_, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", 0);
+  EXPECT_FALSE(plain.think_forced_closed);
+  EXPECT_EQ(plain.think_tokens, 0);
+}
+
+TEST(GenerateThinkBudget, OnAQwen35TemplateModel) {
+  KZ_REQUIRE_SHARED_DATA();
+  auto engine = testing::load_engine(testing::shared_model("qwen35-mtp-f32.gguf"));
+  ASSERT_TRUE(engine);
+  auto prompt = engine->render_chat(R"({"messages": [{"role": "user", "content": "Hi"}]})");
+  ASSERT_TRUE(prompt.ok());
+  ASSERT_TRUE(prompt->ends_with("<think>\n"));
+  GenerateResult r = generate_with_budget(*engine, *prompt, 4);
+  EXPECT_TRUE(r.think_forced_closed);
+  EXPECT_EQ(r.think_tokens, 4);
+  EXPECT_NE(r.text.find("\n</think>\n\n"), std::string::npos) << r.text;
+}
+
 }  // namespace
 }  // namespace kazeia

@@ -60,6 +60,10 @@ if [ -f "$SHARED/models/qwen35-mtp-f32.gguf" ]; then
   "$KAZEIA" agent -m "$SHARED/models/qwen35-mtp-f32.gguf" --prompt "Hi" --json -n 16 --temp 0 \
     --max-think 3 --tools "" > "$tmp/think.jsonl" || fail "agent --max-think failed"
   check_events "$tmp/think.jsonl" 1 3 || fail "bad think-budget stream: $(cat "$tmp/think.jsonl")"
+  # The same budget in plain generation (run --chat --max-think).
+  "$KAZEIA" run -m "$SHARED/models/qwen35-mtp-f32.gguf" --chat -p "Hi" -n 10 --temp 0 --max-think 2 > "$tmp/run.txt" ||
+    fail "run --max-think failed"
+  grep -q "</think>" "$tmp/run.txt" || fail "run --max-think did not close think: $(cat "$tmp/run.txt")"
 else
   echo "*** SKIPPING the reasoning-budget check: $SHARED/models/qwen35-mtp-f32.gguf not found"
 fi
