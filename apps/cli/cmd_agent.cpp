@@ -7,6 +7,8 @@
 // results marked) or, with --json, as one JSON object per line.
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -16,6 +18,20 @@
 
 namespace kazeia::cli {
 namespace {
+
+// Ctrl-C during a turn stops that turn (at the next event); at the prompt it
+// ends the program as usual.
+std::atomic<bool> g_in_turn{false};
+std::atomic<bool> g_interrupted{false};
+
+void on_sigint(int) {
+  if (!g_in_turn.load()) {
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+    return;
+  }
+  g_interrupted.store(true);
+}
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -136,9 +152,14 @@ void setup_agent(CLI::App& app, std::function<int()>* run) {
       if (!agent.ok()) return fail(agent.status().to_string());
       EventPrinter printer(o->json);
       auto turn = [&](const std::string& message) {
-        auto reply = (*agent)->run(message, [&](const AgentEvent& e) { return printer.print(e); });
+        g_interrupted = false;
+        g_in_turn = true;
+        auto reply = (*agent)->run(message, [&](const AgentEvent& e) { return printer.print(e) && !g_interrupted; });
+        g_in_turn = false;
         return reply.ok() ? 0 : fail(reply.status().to_string());
       };
+      static_assert(std::atomic<bool>::is_always_lock_free, "used from a signal handler");
+      std::signal(SIGINT, on_sigint);
       int rc = 0;
       if (!o->prompt.empty()) {
         rc = turn(o->prompt);
