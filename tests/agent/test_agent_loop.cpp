@@ -427,6 +427,34 @@ TEST_P(AgentLoopTest, MemoryContextGoesIntoTheSystemPrompt) {
   EXPECT_GE(common + 4, a.size());
 }
 
+TEST_P(AgentLoopTest, MemoryToolCallsStoreInTheConversation) {
+  agent::testing::TempDir dir;
+  auto store = MemoryStore::open(dir.file("memory.db"));
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  std::shared_ptr<MemoryStore> memory = std::move(store.value());
+  BuiltinTools b;
+  b.calculator = b.clock = false;
+  b.memory = memory;
+  ASSERT_TRUE(register_builtin_tools(*registry_, b).ok());
+  auto gen = scripted({{think("Store it.") + call("memory_store", {{"key", "drink"}, {"value", "The user likes green tea"}})},
+                       {think("Stored.") + "I will remember that."}});
+  AgentLoopOptions o;
+  o.conversation_id = "conv-7";
+  auto loop = make_loop(gen, o, memory);
+  ASSERT_TRUE(loop.ok());
+  Recorder rec;
+  auto turn = loop->run("Remember that I like green tea.", rec.callback());
+  ASSERT_TRUE(turn.ok()) << turn.status().to_string();
+  auto results = rec.of(AgentEventType::kToolResult);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].ok) << results[0].text;
+  auto stored = memory->get("drink");
+  ASSERT_TRUE(stored.ok()) << stored.status().to_string();
+  EXPECT_EQ(stored->value, "The user likes green tea");
+  EXPECT_EQ(stored->conversation_id, std::optional<std::string>("conv-7"));
+  EXPECT_EQ(turn->answer, "I will remember that.");
+}
+
 TEST_P(AgentLoopTest, FiredTimersAreAnnouncedWithTheNextMessage) {
   auto gen = scripted({{think("ok") + "Noted."}});
   AgentLoopDeps deps;
