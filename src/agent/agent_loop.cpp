@@ -119,11 +119,11 @@ Result<AgentLoop::Round> AgentLoop::generate_round(int round, const AgentEventCa
   KZ_ASSIGN_OR_RETURN(std::string prompt, deps_.chat_template->render(request));
   last_prompts_.push_back(prompt);
   const std::vector<int32_t> ids = tokenize_chat_prompt(*deps_.tokenizer, prompt);
-  KZ_ASSIGN_OR_RETURN(PromptStats ps, deps_.generator->start(ids));
   struct FinishGuard {
     TokenGenerator* g;
     ~FinishGuard() { g->finish(); }
   } finish_guard{deps_.generator};
+  KZ_ASSIGN_OR_RETURN(PromptStats ps, deps_.generator->start(ids));
   usage.prompt_tokens += ps.evaluated;
   usage.reused_tokens += ps.reused;
   usage.prompt_seconds += ps.seconds;

@@ -88,7 +88,8 @@ struct AgentLoopOptions {
   std::string conversation_id = "default";
 };
 
-// What the loop uses; everything must outlive it. memory may be null.
+// What the loop uses; everything must outlive it. memory and timers may be
+// null; tools too (no tools). The tool list is read once, by create().
 struct AgentLoopDeps {
   const text::Tokenizer* tokenizer = nullptr;
   const text::ChatTemplate* chat_template = nullptr;

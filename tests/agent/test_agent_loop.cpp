@@ -491,6 +491,36 @@ INSTANTIATE_TEST_SUITE_P(Models, AgentLoopTest,
                          ::testing::Values(ModelKind::kGenerated, ModelKind::kSharedQwen3, ModelKind::kSharedQwen35),
                          kind_name);
 
+// A generator whose prompt does not fit.
+class FullGenerator final : public TokenGenerator {
+ public:
+  Result<PromptStats> start(std::span<const int32_t>) override { return OutOfRange("context full"); }
+  Result<int32_t> next() override { return Internal("not started"); }
+  Status append(std::span<const int32_t>) override { return Internal("not started"); }
+  void finish() override { ++finished; }
+  int finished = 0;
+};
+
+TEST_P(AgentLoopTest, GeneratorFailureIsReportedAndReturned) {
+  FullGenerator gen;
+  AgentLoopDeps deps;
+  deps.tokenizer = &*tokenizer_;
+  deps.chat_template = &*chat_template_;
+  deps.generator = &gen;
+  auto loop = AgentLoop::create(std::move(deps), {});
+  ASSERT_TRUE(loop.ok());
+  Recorder rec;
+  auto turn = loop->run("Hello", rec.callback());
+  ASSERT_FALSE(turn.ok());
+  EXPECT_EQ(turn.status().code(), ErrorCode::kOutOfRange);
+  ASSERT_EQ(rec.events.size(), 2u);
+  EXPECT_EQ(rec.events[0].type, AgentEventType::kError);
+  EXPECT_NE(rec.events[0].text.find("context full"), std::string::npos);
+  EXPECT_EQ(rec.events[1].type, AgentEventType::kDone);
+  EXPECT_EQ(rec.events[1].usage.stop_reason, "error");
+  EXPECT_EQ(gen.finished, 1);
+}
+
 TEST(AgentLoop, RejectsMissingDependencies) {
   AgentLoopDeps deps;
   auto loop = AgentLoop::create(deps, {});
