@@ -1,4 +1,4 @@
-// kazeia chat -m M [--no-think] [--system TEXT]: interactive multi-turn chat
+// kazeia chat -m M [--no-think] [--max-think N] [--system TEXT]: interactive multi-turn chat
 // through the model's chat template. Each turn re-renders the conversation;
 // the session reuses the prefix it already evaluated, so a turn costs about
 // its new tokens.
@@ -26,11 +26,10 @@ void setup_chat(CLI::App& app, std::function<int()>* run) {
   cmd->add_flag("--no-think", o->no_think, "Render prompts with thinking off");
   cmd->add_option("--system", o->system, "System message");
   cmd->add_option("-n,--n-predict", o->gen.max_tokens, "Max tokens per answer (-1: until EOS)")->capture_default_str();
-  cmd->add_option("--temp", o->gen.sampling.temperature, "Temperature (0: greedy)")->capture_default_str();
-  cmd->add_option("--top-k", o->gen.sampling.top_k, "Top-k")->capture_default_str();
-  cmd->add_option("--top-p", o->gen.sampling.top_p, "Top-p")->capture_default_str();
-  cmd->add_option("--min-p", o->gen.sampling.min_p, "Min-p")->capture_default_str();
-  cmd->add_option("-s,--seed", o->gen.sampling.seed, "Sampling seed")->capture_default_str();
+  add_sampling_flags(cmd, o->gen.sampling);
+  cmd->add_option("--max-think", o->gen.max_think_tokens,
+                  "Reasoning budget: tokens inside <think> before </think> is inserted (-1: none)")
+      ->capture_default_str();
   cmd->add_flag("-v,--verbose", o->verbose, "Print timings after each answer");
   cmd->callback([run, o] {
     *run = [o] {

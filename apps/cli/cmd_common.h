@@ -32,6 +32,19 @@ struct ModelFlags {
   }
 };
 
+// --temp, --top-k, --top-p, --min-p, the penalties and -s/--seed.
+inline void add_sampling_flags(CLI::App* cmd, SamplingOptions& s) {
+  cmd->add_option("--temp", s.temperature, "Temperature (0: greedy)")->capture_default_str();
+  cmd->add_option("--top-k", s.top_k, "Top-k (0: off)")->capture_default_str();
+  cmd->add_option("--top-p", s.top_p, "Top-p (1: off)")->capture_default_str();
+  cmd->add_option("--min-p", s.min_p, "Min-p (0: off)")->capture_default_str();
+  cmd->add_option("--repeat-penalty", s.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
+  cmd->add_option("--repeat-last-n", s.repeat_last_n, "Tokens the penalties look at")->capture_default_str();
+  cmd->add_option("--presence-penalty", s.presence_penalty, "Presence penalty")->capture_default_str();
+  cmd->add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty")->capture_default_str();
+  cmd->add_option("-s,--seed", s.seed, "Sampling seed")->capture_default_str();
+}
+
 // "1,2,3" or "[1, 2, 3]" -> ids; an error names the bad item.
 Result<std::vector<int32_t>> parse_token_list(const std::string& text);
 

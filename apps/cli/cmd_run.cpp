@@ -29,15 +29,10 @@ void setup_run(CLI::App& app, std::function<int()>* run) {
   auto* t = cmd->add_option("--tokens", o->tokens, "Prompt as token ids: 1,2,3");
   p->excludes(t);
   cmd->add_option("-n,--n-predict", o->gen.max_tokens, "Tokens to generate (-1: until EOS)")->capture_default_str();
-  cmd->add_option("--temp", o->gen.sampling.temperature, "Temperature (0: greedy)")->capture_default_str();
-  cmd->add_option("--top-k", o->gen.sampling.top_k, "Top-k (0: off)")->capture_default_str();
-  cmd->add_option("--top-p", o->gen.sampling.top_p, "Top-p (1: off)")->capture_default_str();
-  cmd->add_option("--min-p", o->gen.sampling.min_p, "Min-p (0: off)")->capture_default_str();
-  cmd->add_option("--repeat-penalty", o->gen.sampling.repeat_penalty, "Repetition penalty (1: off)")->capture_default_str();
-  cmd->add_option("--repeat-last-n", o->gen.sampling.repeat_last_n, "Tokens the penalties look at")->capture_default_str();
-  cmd->add_option("--presence-penalty", o->gen.sampling.presence_penalty, "Presence penalty")->capture_default_str();
-  cmd->add_option("--frequency-penalty", o->gen.sampling.frequency_penalty, "Frequency penalty")->capture_default_str();
-  cmd->add_option("-s,--seed", o->gen.sampling.seed, "Sampling seed")->capture_default_str();
+  add_sampling_flags(cmd, o->gen.sampling);
+  cmd->add_option("--max-think", o->gen.max_think_tokens,
+                  "Reasoning budget: tokens inside <think> before </think> is inserted (-1: none)")
+      ->capture_default_str();
   cmd->add_option("--stop", o->gen.stop, "Stop string (repeatable)");
   cmd->add_flag("--ignore-eos", o->gen.ignore_eos, "Do not stop at end-of-generation tokens");
   cmd->add_flag("--print-ids", o->print_ids, "Print the generated ids as a JSON array at the end");

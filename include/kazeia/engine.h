@@ -40,12 +40,19 @@ struct GenerateOptions {
   SamplingOptions sampling;
   std::vector<std::string> stop;   // stop strings (not included in the text)
   bool ignore_eos = false;
+  // Reasoning budget (< 0: none): after this many generated tokens inside
+  // <think> (opened by the prompt or by the model), the tokens of
+  // "\n</think>\n\n" are inserted (they appear in the text and the tokens,
+  // and do not count against max_tokens) and the model goes on answering.
+  int32_t max_think_tokens = -1;
 };
 
 struct GenerateResult {
   std::string text;                // generated text, stop string excluded
   std::vector<int32_t> tokens;     // generated ids (including a final EOS)
   std::string stop_reason;         // "eos", "stop", "length", "context", "cancelled"
+  int64_t think_tokens = 0;        // generated inside <think> (counted with a reasoning budget only)
+  bool think_forced_closed = false;  // the reasoning budget inserted </think>
   int64_t prompt_tokens = 0;       // tokens evaluated for the prompt (after prefix reuse)
   int64_t reused_tokens = 0;       // prompt tokens served from the session's history
   double prompt_seconds = 0.0;
@@ -56,6 +63,7 @@ struct GenerateResult {
 using TextCallback = std::function<bool(std::string_view piece)>;
 
 class Session;
+struct ApiAccess;  // src/api internals
 
 class Engine {
  public:
@@ -97,6 +105,7 @@ class Engine {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   friend class Session;
+  friend struct ApiAccess;
 };
 
 class Session {
@@ -126,6 +135,7 @@ class Session {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   friend class Engine;
+  friend struct ApiAccess;
 };
 
 }  // namespace kazeia

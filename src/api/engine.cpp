@@ -4,26 +4,13 @@
 #include <chrono>
 #include <optional>
 
-#include "base/thread_pool.h"
-#include "format/gguf.h"
-#include "models/model.h"
-#include "runtime/sampler.h"
-#include "text/chat_template.h"
+#include "agent/agent_loop.h"
+#include "agent/reasoning_budget.h"
+#include "engine_impl.h"
 #include "text/detokenizer.h"
-#include "text/tokenizer.h"
 
 namespace kazeia {
 
-struct Engine::Impl {
-  EngineOptions options;
-  std::string path;
-  std::string arch;
-  std::optional<gguf::File> file;
-  std::unique_ptr<Model> model;
-  std::optional<text::Tokenizer> tokenizer;
-  std::optional<text::ChatTemplate> chat_template;
-  std::unique_ptr<ThreadPool> pool;
-};
 
 Engine::Engine() : impl_(std::make_unique<Impl>()) {}
 Engine::~Engine() = default;
@@ -80,52 +67,9 @@ std::string Engine::chat_template_family() const {
 
 Result<std::vector<int32_t>> Engine::tokenize_chat_prompt(std::string_view prompt) const {
   if (!impl_->tokenizer) return NotFound("model '" + impl_->path + "' has no tokenizer (tokenizer.ggml.model)");
-  const text::Tokenizer& tok = *impl_->tokenizer;
-  bool add_special = tok.add_bos();
-  if (add_special && tok.valid_id(tok.bos_id())) {
-    const std::string& bos = tok.token_text(tok.bos_id());
-    if (!bos.empty() && prompt.substr(0, bos.size()) == bos) add_special = false;
-  }
-  return tok.encode(prompt, /*parse_special=*/true, add_special);
+  return agent::tokenize_chat_prompt(*impl_->tokenizer, prompt);
 }
 
-struct Session::Impl {
-  Engine::Impl* engine = nullptr;
-  std::unique_ptr<ModelState> state;
-  std::vector<int32_t> history;
-  std::vector<float> logits;  // last row
-
-  Status eval(std::span<const int32_t> tokens, float* out, bool all) {
-    ForwardRequest r;
-    r.tokens = tokens;
-    r.rows = out == nullptr ? LogitsRows::kNone : (all ? LogitsRows::kAll : LogitsRows::kLast);
-    r.logits = out;
-    r.pool = engine->pool.get();
-    KZ_RETURN_IF_ERROR(engine->model->forward(*state, r));
-    history.insert(history.end(), tokens.begin(), tokens.end());
-    return OkStatus();
-  }
-
-  // Keeps the longest prefix of `prompt` the state can resume from and
-  // returns its length. Always leaves at least one prompt token to evaluate,
-  // because generation needs the logits after the last one.
-  int64_t reuse_prefix(std::span<const int32_t> prompt) {
-    size_t common = 0;
-    while (common < history.size() && common < prompt.size() && history[common] == prompt[common]) ++common;
-    if (common == prompt.size() && common > 0) --common;
-    if (common < history.size()) {
-      // A KV cache truncates; recurrent state cannot go back (checkpoints
-      // will make that possible), so it starts over unless the history is a
-      // prefix of the prompt.
-      if (!state->truncate(static_cast<int64_t>(common)).ok()) {
-        state->reset();
-        common = 0;
-      }
-      history.resize(common);
-    }
-    return static_cast<int64_t>(common);
-  }
-};
 
 Session::Session() : impl_(std::make_unique<Impl>()) {}
 Session::~Session() = default;
@@ -174,23 +118,28 @@ size_t stop_prefix_hold(const std::string& text, const std::vector<std::string>&
 
 }  // namespace
 
+Result<SamplerParams> sampler_params(const SamplingOptions& options) {
+  SamplerParams sp;
+  sp.temperature = options.temperature;
+  sp.top_k = options.top_k;
+  sp.top_p = options.top_p;
+  sp.min_p = options.min_p;
+  sp.repeat_penalty = options.repeat_penalty;
+  sp.repeat_last_n = options.repeat_last_n;
+  sp.presence_penalty = options.presence_penalty;
+  sp.frequency_penalty = options.frequency_penalty;
+  sp.seed = options.seed;
+  KZ_RETURN_IF_ERROR(sp.validate());
+  return sp;
+}
+
 Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const GenerateOptions& options,
                                          const TextCallback& on_text) {
   Impl& s = *impl_;
   Engine::Impl& e = *s.engine;
   if (prompt.empty()) return InvalidArgument("the prompt is empty");
   if (!e.tokenizer) return NotFound("model '" + e.path + "' has no tokenizer; generation needs one");
-  SamplerParams sp;
-  sp.temperature = options.sampling.temperature;
-  sp.top_k = options.sampling.top_k;
-  sp.top_p = options.sampling.top_p;
-  sp.min_p = options.sampling.min_p;
-  sp.repeat_penalty = options.sampling.repeat_penalty;
-  sp.repeat_last_n = options.sampling.repeat_last_n;
-  sp.presence_penalty = options.sampling.presence_penalty;
-  sp.frequency_penalty = options.sampling.frequency_penalty;
-  sp.seed = options.sampling.seed;
-  KZ_RETURN_IF_ERROR(sp.validate());
+  KZ_ASSIGN_OR_RETURN(SamplerParams sp, sampler_params(options.sampling));
   for (const auto& stop : options.stop)
     if (stop.empty()) return InvalidArgument("stop strings must not be empty");
 
@@ -215,15 +164,50 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
     }
     emitted = std::max(emitted, end);
   };
+  // The reasoning budget tracks the think state with the agent's stream
+  // parser (only when a budget is set).
+  std::optional<text::StreamParser> think_parser;
+  agent::ReasoningBudget budget(options.max_think_tokens);
+  std::vector<text::StreamEvent> ignored;
+  if (options.max_think_tokens >= 0) {
+    const size_t tail = std::min<size_t>(prompt.size(), 4);
+    text::StreamParserOptions po;
+    po.starts_in_think = agent::prompt_opens_think(e.tokenizer->decode(prompt.subspan(prompt.size() - tail)));
+    think_parser.emplace(text::ToolCallFormat::kHermes, po);
+  }
   result.stop_reason = "length";
   for (int32_t i = 0; options.max_tokens < 0 || i < options.max_tokens; ++i) {
+    if (think_parser && budget.due(*think_parser)) {
+      const auto close = e.tokenizer->encode(agent::kThinkClose, /*parse_special=*/true, /*add_special=*/false);
+      if (s.state->n_past() + static_cast<int64_t>(close.size()) > s.state->n_ctx()) {
+        result.stop_reason = "context";
+        break;
+      }
+      KZ_RETURN_IF_ERROR(s.eval(close, s.logits.data(), false));
+      const size_t before = text.size();
+      for (int32_t id : close) {
+        result.tokens.push_back(id);
+        text += detok.push(id);
+      }
+      think_parser->feed(std::string_view(text).substr(before), ignored);
+      ignored.clear();
+      budget.spend();
+      result.think_forced_closed = true;
+      emit_up_to(text.size() - stop_prefix_hold(text, options.stop));
+    }
     const int32_t token = sampler.sample(s.logits, s.history);
     result.tokens.push_back(token);
     if (!options.ignore_eos && e.tokenizer->is_eog(token)) {
       result.stop_reason = "eos";
       break;
     }
+    const size_t before = text.size();
     text += detok.push(token);
+    if (think_parser) {
+      budget.count(*think_parser);
+      think_parser->feed(std::string_view(text).substr(before), ignored);
+      ignored.clear();
+    }
     bool stopped = false;
     for (const auto& stop : options.stop) {
       const size_t from = emitted >= stop.size() ? emitted - stop.size() : 0;
@@ -253,6 +237,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
   if (result.stop_reason != "stop") text += detok.flush();
   emit_up_to(text.size());
   result.text = std::move(text);
+  result.think_tokens = budget.used();
   result.generate_seconds = seconds_since(t_gen);
   return result;
 }

@@ -87,6 +87,8 @@ class StreamParser {
   void finish(std::vector<StreamEvent>& out);
 
   bool in_think() const { return mode_ == Mode::kThink || (mode_ == Mode::kCallBody && call_in_think_); }
+  // Inside a <tool_call> body (in think or not): nothing may be inserted here.
+  bool in_call() const { return mode_ == Mode::kCallBody; }
 
  private:
   enum class Mode { kAnswer, kThink, kCallBody };

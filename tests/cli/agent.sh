@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# `kazeia agent` end to end on real (random-weight) models: --prompt --json gives well-formed JSON
+# lines that end in one done event (content is arbitrary: structure only), the interactive mode
+# reads turns from stdin, the reasoning budget shows in the usage on a Qwen3.5-template model,
+# and bad options fail cleanly.
+set -euo pipefail
+KAZEIA="$1"; ROOT="$2"
+SHARED="${KAZEIA_TEST_DATA:-$ROOT/../shared}"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$KAZEIA" gen-model --preset tiny-qwen3 --type q8_0 -o "$tmp/m.gguf" > /dev/null
+
+# check_events FILE EXPECTED_TURNS [MAX_THINK]: every line a JSON event, each turn closed by done.
+check_events() {
+  python3 - "$@" <<'PY'
+import json, sys
+path, turns = sys.argv[1], int(sys.argv[2])
+max_think = int(sys.argv[3]) if len(sys.argv) > 3 else None
+lines = open(path, encoding="utf-8").read().splitlines()
+assert lines, "no output"
+events = [json.loads(l) for l in lines]
+kinds = {"think", "answer", "tool_call", "tool_result", "error", "done"}
+for e in events:
+    assert e["type"] in kinds, e
+    assert isinstance(e["round"], int) and e["round"] >= 0, e
+    if e["type"] in ("think", "answer"): assert isinstance(e["text"], str), e
+    if e["type"] == "tool_call": assert isinstance(e["arguments"], dict) and e["name"], e
+    if e["type"] == "tool_result": assert isinstance(e["ok"], bool) and "content" in e, e
+    if e["type"] == "error": assert isinstance(e["message"], str), e
+assert events[-1]["type"] == "done", events[-1]
+dones = [e for e in events if e["type"] == "done"]
+assert len(dones) == turns, f"{len(dones)} done events, expected {turns}"
+for d in dones:
+    u = d["usage"]
+    assert u["stop_reason"] in ("answer", "max_rounds", "cancelled", "error"), u
+    assert u["rounds"] >= 1 and u["prompt_tokens"] > 0 and u["generated_tokens"] >= 0, u
+    if max_think is not None:
+        assert u["think_tokens"] <= max_think, u
+        assert u["forced_think_closes"] == 1, u
+PY
+}
+
+"$KAZEIA" agent -m "$tmp/m.gguf" --prompt "What's 234*567? Also, set a timer for 5 minutes." --json \
+  -n 24 --temp 0 --max-rounds 2 > "$tmp/one.jsonl" || fail "agent --prompt failed"
+check_events "$tmp/one.jsonl" 1 || fail "bad event stream: $(cat "$tmp/one.jsonl")"
+
+# Interactive: two turns from stdin, /reset between them, /exit ends.
+printf 'Hello\n/reset\nWhat time is it?\n/exit\nnot read\n' |
+  "$KAZEIA" agent -m "$tmp/m.gguf" --json -n 8 --temp 0 --tools clock > "$tmp/two.jsonl" || fail "interactive agent failed"
+check_events "$tmp/two.jsonl" 2 || fail "bad interactive stream: $(cat "$tmp/two.jsonl")"
+
+# Readable mode (not a TTY: no escape codes) prints the usage line on stderr.
+"$KAZEIA" agent -m "$tmp/m.gguf" --prompt "Hi" -n 8 --temp 0 > "$tmp/text.out" 2> "$tmp/text.err" || fail "text mode failed"
+grep -q "stop: " "$tmp/text.err" || fail "no usage line: $(cat "$tmp/text.err")"
+if grep -q $'\x1b' "$tmp/text.out"; then fail "ANSI codes written to a pipe"; fi
+
+# Reasoning budget on a Qwen3.5-template model (its prompt opens <think>).
+if [ -f "$SHARED/models/qwen35-mtp-f32.gguf" ]; then
+  "$KAZEIA" agent -m "$SHARED/models/qwen35-mtp-f32.gguf" --prompt "Hi" --json -n 16 --temp 0 \
+    --max-think 3 --tools "" > "$tmp/think.jsonl" || fail "agent --max-think failed"
+  check_events "$tmp/think.jsonl" 1 3 || fail "bad think-budget stream: $(cat "$tmp/think.jsonl")"
+  # The same budget in plain generation (run --chat --max-think).
+  "$KAZEIA" run -m "$SHARED/models/qwen35-mtp-f32.gguf" --chat -p "Hi" -n 10 --temp 0 --max-think 2 > "$tmp/run.txt" ||
+    fail "run --max-think failed"
+  grep -q "</think>" "$tmp/run.txt" || fail "run --max-think did not close think: $(cat "$tmp/run.txt")"
+else
+  echo "*** SKIPPING the reasoning-budget check: $SHARED/models/qwen35-mtp-f32.gguf not found"
+fi
+
+# Bad options: exit code 1 and a message naming the problem.
+if "$KAZEIA" agent -m "$tmp/m.gguf" --tools calculator,teleport --prompt x 2> "$tmp/err"; then fail "accepted an unknown tool"; fi
+grep -q "teleport" "$tmp/err" || fail "error does not name the tool: $(cat "$tmp/err")"
+if "$KAZEIA" agent -m "$tmp/m.gguf" --tools memory --prompt x 2> "$tmp/err"; then fail "memory without a database"; fi
+grep -q "memory" "$tmp/err" || fail "error does not mention memory: $(cat "$tmp/err")"
+if "$KAZEIA" agent -m "$tmp/none.gguf" --prompt x 2> /dev/null; then fail "accepted a missing model"; fi
+echo OK
