@@ -209,18 +209,23 @@ TEST_F(GoldenLogits, ChunkedPrefillEqualsOneBatch) {
     std::vector<float> one = run_all(*l.model, tokens, 0, &pool);
     for (size_t chunk : {1, 7, 64}) {
       std::vector<float> chunked = run_all(*l.model, tokens, chunk, &pool);
-      double worst = 0.0;
-      for (size_t i = 0; i < one.size(); ++i) worst = std::max(worst, std::fabs(double(one[i]) - chunked[i]));
-      // qwen35 runs a batch through the chunkwise delta rule (64-token
-      // chunks from the batch start) and single tokens through the
-      // recurrence: pieces of 64 split the 200 tokens exactly as one batch
-      // does (same arithmetic), pieces of 1 or 7 sum in another order. The
-      // delta rule's two forms agree to ~1e-6 relative (test_delta_rule.cpp);
-      // through 4 layers that is up to ~2e-4 on these logits of magnitude
-      // ~20, and both feedings stay within 1e-4 of llama.cpp (F32Models).
-      const bool reorders = std::string(m) == "qwen35-tiny-f32" && chunk % 64 != 0;
-      EXPECT_LE(worst, reorders ? 3e-4 : 1e-5) << "chunk " << chunk;
-      std::printf("[chunked prefill] %-16s pieces of %-3zu max|diff| vs one batch %.3g\n", m, chunk, worst);
+      double worst = 0.0, scale = 0.0;
+      for (size_t i = 0; i < one.size(); ++i) {
+        worst = std::max(worst, std::fabs(double(one[i]) - chunked[i]));
+        scale = std::max(scale, std::fabs(double(one[i])));
+      }
+      // Relative to the largest logit (~20 here). qwen35 runs a batch
+      // through the chunkwise delta rule (64-token chunks from the batch
+      // start) and single tokens through the recurrence: pieces of 64 split
+      // the 200 tokens exactly as one batch does (same arithmetic, 0
+      // difference), pieces of 1 or 7 sum in another order. The two forms
+      // agree to ~1e-6 relative (test_delta_rule.cpp), up to ~2e-4 absolute
+      // on these logits after 4 layers; both feedings stay within 1e-4 of
+      // llama.cpp (F32Models).
+      EXPECT_LE(worst / scale, 1e-5) << "chunk " << chunk << ": max|diff| " << worst << ", max|logit| " << scale;
+      if (std::string(m) == "qwen3-tiny-f32") EXPECT_LE(worst, 1e-5) << "chunk " << chunk;
+      std::printf("[chunked prefill] %-16s pieces of %-3zu max|diff| vs one batch %.3g (%.2g of max|logit|)\n", m, chunk,
+                  worst, worst / scale);
     }
   }
 }
