@@ -121,8 +121,11 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       }
     }
   };
+  // Causal prefill: later tokens attend to more positions, so contiguous
+  // halves would leave one thread idle most of the time; many small chunks,
+  // claimed dynamically, balance the work.
   if (pool)
-    pool->parallel_for(0, n_tokens * n_head, one_pair);
+    pool->parallel_for(0, n_tokens * n_head, one_pair, 1, n_tokens > 1 ? 16 * pool->size() : 0);
   else
     one_pair(0, n_tokens * n_head, 0);
   KZ_RETURN_IF_ERROR(pair_status);
