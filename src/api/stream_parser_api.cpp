@@ -112,16 +112,7 @@ void StreamParser::finish(std::vector<StreamEvent>& out) {
 }
 
 std::vector<StreamEvent> merge_text_events(const std::vector<StreamEvent>& events) {
-  std::vector<StreamEvent> merged;
-  for (const StreamEvent& event : events) {
-    const bool is_text = event.type == StreamEventType::kThink || event.type == StreamEventType::kAnswer;
-    if (is_text && !merged.empty() && merged.back().type == event.type) {
-      merged.back().text += event.text;
-      continue;
-    }
-    merged.push_back(event);
-  }
-  return merged;
+  return text::merge_text_events(events);
 }
 
 std::string stream_event_to_json(const StreamEvent& event) {

@@ -221,20 +221,6 @@ void StreamParser::emit_call(std::string body, bool closed, std::vector<StreamEv
   out.push_back(std::move(event));
 }
 
-std::vector<StreamEvent> merge_text_events(const std::vector<StreamEvent>& events) {
-  std::vector<StreamEvent> merged;
-  merged.reserve(events.size());
-  for (const StreamEvent& event : events) {
-    const bool is_text = event.type == StreamEventType::kThink || event.type == StreamEventType::kAnswer;
-    if (is_text && !merged.empty() && merged.back().type == event.type) {
-      merged.back().text += event.text;
-      continue;
-    }
-    merged.push_back(event);
-  }
-  return merged;
-}
-
 nlohmann::ordered_json stream_event_to_json(const StreamEvent& event) {
   nlohmann::ordered_json j;
   j["type"] = stream_event_type_name(event.type);

@@ -121,7 +121,23 @@ class StreamParser {
 
 // Joins consecutive think pieces and consecutive answer pieces, so the event
 // lists of two chunkings of one text compare equal.
-std::vector<StreamEvent> merge_text_events(const std::vector<StreamEvent>& events);
+// Any event type with `type` (kThink / kAnswer / ...) and `text` members:
+// the public API's StreamEvent uses the same rule.
+template <class Event>
+std::vector<Event> merge_text_events(const std::vector<Event>& events) {
+  using Type = decltype(Event::type);
+  std::vector<Event> merged;
+  merged.reserve(events.size());
+  for (const Event& event : events) {
+    const bool is_text = event.type == Type::kThink || event.type == Type::kAnswer;
+    if (is_text && !merged.empty() && merged.back().type == event.type) {
+      merged.back().text += event.text;
+      continue;
+    }
+    merged.push_back(event);
+  }
+  return merged;
+}
 
 // One JSON object per event: {"type":"think","text":...}, {"type":"tool_call",
 // "id":...,"name":...,"arguments":{...},"raw":...,"in_think":...},
