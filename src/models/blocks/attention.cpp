@@ -1,5 +1,6 @@
 #include "models/blocks/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <vector>
@@ -12,6 +13,9 @@ namespace kazeia {
 using namespace kernels;
 
 namespace {
+
+// Positions per K/V tile and queries per block of the tiled attention.
+constexpr int64_t kTile = 64;
 
 Status apply_rope(const ModelConfig& c, float* heads, int64_t n_heads, int64_t pos) {
   if (c.rope_pairing == RopePairing::kNeox) return rope_neox(heads, n_heads, c.head_dim_k, c.n_rot, pos, c.rope_freq_base);
@@ -61,74 +65,115 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
     }
   }
 
-  // Scores, softmax and the weighted sum of V, one (token, head) pair per
-  // task. Cost is linear in the context per token: no quadratic surprise.
+  // Scores, softmax and the weighted sum of V, tiled (flash-attention
+  // style): a task is one KV head and a block of up to kTile queries; it
+  // walks the cached positions in tiles of kTile with an online softmax.
+  // Query blocks and position tiles are aligned to absolute positions
+  // (multiples of kTile), so a query sees the same tiles, the same dot
+  // products (SIMD matmul, bit-identical per row whatever the batch) and
+  // the same float operations whether it arrives alone (decode) or inside
+  // a prefill batch: chunked and one-batch prefill give identical logits.
+  // Positions past a query's own are masked to exactly zero weight, which
+  // leaves every sum unchanged.
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
   const int64_t group = n_head / n_kv;
   std::vector<float> attn(static_cast<size_t>(n_tokens * n_head * dv));
-  // q.k for every cached position: the cached K rows of head g seen as a
-  // [dk, n_ctx] matrix (row stride kv_row), multiplied by the matmul kernels
-  // (SIMD; an F16 cache converts q to F16 first, as ggml does). A scalar
-  // float loop here would be a serial dependency chain, 10x slower.
   const bool f16 = kv_type == KvType::kF16;
   const size_t elem = f16 ? sizeof(uint16_t) : sizeof(float);
   const auto* k_base = f16 ? reinterpret_cast<const uint8_t*>(kv.k16.get()) : reinterpret_cast<const uint8_t*>(kv.k.get());
-  Status pair_status;  // first failure of any task (none expected: shapes were checked)
+  const int64_t first_block = n_past / kTile;
+  const int64_t n_blocks = (n_past + n_tokens - 1) / kTile - first_block + 1;
+  Status task_status;  // first failure of any task (none expected: shapes were checked)
   std::mutex status_mu;
-  auto one_pair = [&](int64_t begin, int64_t end, int) {
-    std::vector<float> scores(static_cast<size_t>(n_past + n_tokens));
-    std::vector<float> vbuf(static_cast<size_t>(dv));
+  auto blocks = [&](int64_t begin, int64_t end, int) {
+    const int64_t max_rows = kTile * group;
+    std::vector<float> qb(static_cast<size_t>(max_rows * dk)), s(static_cast<size_t>(max_rows * kTile)),
+        vt(static_cast<size_t>(dv * kTile)), pv(static_cast<size_t>(max_rows * dv)), o(static_cast<size_t>(max_rows * dv)),
+        m(static_cast<size_t>(max_rows)), l(static_cast<size_t>(max_rows));
     for (int64_t job = begin; job < end; ++job) {
-      const int64_t t = job / n_head, h = job % n_head, g = h / group;
-      const int64_t n_ctx = n_past + t + 1;
-      const float* qh = q.data() + (t * n_head + h) * dk;
-      const MatrixView keys{f16 ? TensorType::F16 : TensorType::F32, k_base + static_cast<size_t>(g * dk) * elem, dk,
-                            n_ctx, static_cast<size_t>(kv_row) * elem};
-      if (Status st = matmul(keys, qh, 1, scores.data(), nullptr); !st.ok()) {
-        std::lock_guard<std::mutex> lock(status_mu);
-        if (pair_status.ok()) pair_status = st;
-        return;
+      // Later blocks have more tiles: they go first (job order is claim
+      // order), so the short ones fill the gaps at the end.
+      const int64_t b = first_block + n_blocks - 1 - job / n_kv, g = job % n_kv;
+      const int64_t q0 = std::max(n_past, b * kTile), q1 = std::min(n_past + n_tokens, (b + 1) * kTile);
+      const int64_t rows = (q1 - q0) * group;  // row r: position q0 + r / group, head g * group + r % group
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* src = q.data() + ((q0 - n_past + r / group) * n_head + g * group + r % group) * dk;
+        std::copy(src, src + dk, qb.data() + r * dk);
       }
-      for (int64_t j = 0; j < n_ctx; ++j) scores[static_cast<size_t>(j)] *= scale;
-      softmax(scores.data(), n_ctx, scores.data());
-      float* o = attn.data() + (t * n_head + h) * dv;
-      std::fill(o, o + dv, 0.0f);
-      int64_t j = 0;
-      if (!f16) {
-        // Four positions per pass over o: the same additions in the same
-        // order as one at a time, with a quarter of the loads/stores of o.
-        const float* v_base = kv.v.get() + g * dv;
-        for (; j + 4 <= n_ctx; j += 4) {
-          const float* v0 = v_base + j * kv_row;
-          const float* v1 = v0 + kv_row;
-          const float* v2 = v1 + kv_row;
-          const float* v3 = v2 + kv_row;
-          const float* p = scores.data() + j;
-          for (int64_t i = 0; i < dv; ++i) o[i] = (((o[i] + p[0] * v0[i]) + p[1] * v1[i]) + p[2] * v2[i]) + p[3] * v3[i];
+      std::fill(o.begin(), o.begin() + rows * dv, 0.0f);
+      std::fill(m.begin(), m.begin() + rows, -INFINITY);
+      std::fill(l.begin(), l.begin() + rows, 0.0f);
+      for (int64_t j0 = 0; j0 < q1; j0 += kTile) {
+        const int64_t n_k = std::min(kTile, q1 - j0);
+        const MatrixView keys{f16 ? TensorType::F16 : TensorType::F32,
+                              k_base + static_cast<size_t>(j0 * kv_row + g * dk) * elem, dk, n_k,
+                              static_cast<size_t>(kv_row) * elem};
+        if (Status st = matmul(keys, qb.data(), rows, s.data(), nullptr); !st.ok()) {
+          std::lock_guard<std::mutex> lock(status_mu);
+          if (task_status.ok()) task_status = st;
+          return;
         }
+        // V of the tile transposed: row i = value i of positions j0.. .
+        for (int64_t j = 0; j < n_k; ++j) {
+          const size_t off = static_cast<size_t>((j0 + j) * kv_row + g * dv);
+          if (f16) {
+            for (int64_t i = 0; i < dv; ++i) vt[static_cast<size_t>(i * n_k + j)] = fp16_to_fp32(kv.v16[off + static_cast<size_t>(i)]);
+          } else {
+            const float* vj = kv.v.get() + off;
+            for (int64_t i = 0; i < dv; ++i) vt[static_cast<size_t>(i * n_k + j)] = vj[i];
+          }
+        }
+        // Online softmax: s becomes the tile's weights exp(s - m_new).
+        for (int64_t r = 0; r < rows; ++r) {
+          float* sr = s.data() + r * n_k;
+          const int64_t valid = std::min(n_k, q0 + r / group - j0 + 1);
+          float m_new = m[static_cast<size_t>(r)];
+          for (int64_t j = 0; j < valid; ++j) {
+            sr[j] *= scale;
+            m_new = std::max(m_new, sr[j]);
+          }
+          float sum = 0.0f;
+          for (int64_t j = 0; j < valid; ++j) {
+            sr[j] = std::exp(sr[j] - m_new);
+            sum += sr[j];
+          }
+          for (int64_t j = valid; j < n_k; ++j) sr[j] = 0.0f;
+          const float alpha = std::exp(m[static_cast<size_t>(r)] - m_new);  // 0 on the first tile
+          m[static_cast<size_t>(r)] = m_new;
+          l[static_cast<size_t>(r)] = l[static_cast<size_t>(r)] * alpha + sum;
+          float* orow = o.data() + r * dv;
+          for (int64_t i = 0; i < dv; ++i) orow[i] *= alpha;
+        }
+        const MatrixView values{TensorType::F32, reinterpret_cast<const uint8_t*>(vt.data()), n_k, dv,
+                                static_cast<size_t>(n_k) * sizeof(float)};
+        if (Status st = matmul(values, s.data(), rows, pv.data(), nullptr); !st.ok()) {
+          std::lock_guard<std::mutex> lock(status_mu);
+          if (task_status.ok()) task_status = st;
+          return;
+        }
+        for (int64_t i = 0; i < rows * dv; ++i) o[static_cast<size_t>(i)] += pv[static_cast<size_t>(i)];
       }
-      for (; j < n_ctx; ++j) {
-        const size_t off = static_cast<size_t>(j * kv_row + g * dv);
-        const float* vj = kv_type == KvType::kF32 ? kv.v.get() + off : vbuf.data();
-        if (kv_type == KvType::kF16)
-          for (int64_t i = 0; i < dv; ++i) vbuf[static_cast<size_t>(i)] = fp16_to_fp32(kv.v16[off + static_cast<size_t>(i)]);
-        const float p = scores[static_cast<size_t>(j)];
-        for (int64_t i = 0; i < dv; ++i) o[i] += p * vj[i];
-      }
-      if (w.gated) {
-        const float* gh = gate.data() + (t * n_head + h) * dk;
-        for (int64_t i = 0; i < dv; ++i) o[i] *= 1.0f / (1.0f + std::exp(-gh[i]));
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t t = q0 - n_past + r / group, h = g * group + r % group;
+        float* dst = attn.data() + (t * n_head + h) * dv;
+        const float inv = 1.0f / l[static_cast<size_t>(r)];
+        const float* orow = o.data() + r * dv;
+        for (int64_t i = 0; i < dv; ++i) dst[i] = orow[i] * inv;
+        if (w.gated) {
+          const float* gh = gate.data() + (t * n_head + h) * dk;
+          for (int64_t i = 0; i < dv; ++i) dst[i] *= 1.0f / (1.0f + std::exp(-gh[i]));
+        }
       }
     }
   };
-  // Causal prefill: later tokens attend to more positions, so contiguous
-  // halves would leave one thread idle most of the time; many small chunks,
-  // claimed dynamically, balance the work.
+  // Causal prefill: later blocks cost more, so many small chunks, claimed
+  // dynamically, balance the work.
+  const int64_t n_jobs = n_blocks * n_kv;
   if (pool)
-    pool->parallel_for(0, n_tokens * n_head, one_pair, 1, n_tokens > 1 ? 16 * pool->size() : 0);
+    pool->parallel_for(0, n_jobs, blocks, 1, 16 * pool->size());
   else
-    one_pair(0, n_tokens * n_head, 0);
-  KZ_RETURN_IF_ERROR(pair_status);
+    blocks(0, n_jobs, 0);
+  KZ_RETURN_IF_ERROR(task_status);
   return matmul(w.wo, attn.data(), n_tokens, out, pool);
 }
 
