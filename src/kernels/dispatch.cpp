@@ -63,6 +63,7 @@ void fill_scalar(KernelTable& t) {
   t.quantize_q8_0 = ref::quantize_row_q8_0_act;
   t.quantize_q8_1 = ref::quantize_row_q8_1_act;
   t.quantize_q8_K = ref::quantize_row_q8_K_act;
+  t.gemm_f32_acc = ref::gemm_f32_acc;
 }
 
 // ARM: arm/arm_kernels.h returns the best dot / quantizer for a level, or
@@ -83,7 +84,7 @@ void fill_arm(KernelTable& t, CpuLevel level) {
   if (auto q = arm::arm_quantize_act_fn(TensorType::Q8_K, level)) t.quantize_q8_K = q;
 }
 
-enum class Variant { kScalar, kAvx2, kAvx2Vnni, kAvx512, kNeon, kDotprod, kI8mm, kCount };
+enum class Variant { kScalar, kAvx2, kAvx2Vnni, kAvx512, kAvx512Amx, kNeon, kDotprod, kI8mm, kCount };
 
 KernelTable build(Variant v) {
   KernelTable t;
@@ -105,6 +106,12 @@ KernelTable build(Variant v) {
       t.name = "avx512";
       t.level = CpuLevel::kAvx512;
       x86::fill_avx512_kernels(t);
+      break;
+    case Variant::kAvx512Amx:
+      t.name = "avx512+amx";
+      t.level = CpuLevel::kAvx512;
+      x86::fill_avx512_kernels(t);
+      x86::fill_amx_kernels(t);
       break;
 #endif
     case Variant::kNeon:
@@ -138,6 +145,7 @@ bool runnable(Variant v) {
     // since cpu_features() masks the flag when the override is scalar.
     case Variant::kAvx2Vnni: return x86 && detect_cpu_features_hw().avx_vnni;
     case Variant::kAvx512: return hw == CpuLevel::kAvx512;
+    case Variant::kAvx512Amx: return hw == CpuLevel::kAvx512 && x86::amx_usable();
 #endif
     case Variant::kNeon: return arm;
     case Variant::kDotprod: return arm && hw >= CpuLevel::kDotprod;
@@ -156,11 +164,12 @@ const KernelTable& table_of(Variant v) {
   return tables[i];
 }
 
-// The variant a level runs as on this CPU (kAvx2 with VNNI when present).
+// The variant a level runs as on this CPU (kAvx2 with VNNI, kAvx512 with
+// AMX when present).
 Variant variant_of(CpuLevel level, bool avx_vnni) {
   switch (level) {
     case CpuLevel::kAvx2: return avx_vnni ? Variant::kAvx2Vnni : Variant::kAvx2;
-    case CpuLevel::kAvx512: return Variant::kAvx512;
+    case CpuLevel::kAvx512: return runnable(Variant::kAvx512Amx) ? Variant::kAvx512Amx : Variant::kAvx512;
     case CpuLevel::kNeon: return Variant::kNeon;
     case CpuLevel::kDotprod: return Variant::kDotprod;
     case CpuLevel::kI8mm: return Variant::kI8mm;

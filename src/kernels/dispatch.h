@@ -67,12 +67,20 @@ struct StripArgs {
   size_t ldy = 0;
   uint8_t* scratch = nullptr;  // scratch_bytes(n_in) bytes, 64-byte aligned, private to the thread
   ref::VecDotFn dot = nullptr;  // the table's dot for this type (generic strips loop over it)
+  // tile_strip only: the tokens interleaved by tile_acts, groups of 16
+  // (the last one padded with zero tokens), tile_group_bytes apart.
+  const uint8_t* tiles = nullptr;
+  size_t tile_group_bytes = 0;
 };
 
 using StripFn = void (*)(const StripArgs& args);
 using QuantizeActFn = void (*)(const float* x, int64_t n, uint8_t* out);
 using AuxFn = void (*)(int64_t n_in, const uint8_t* q_row, uint8_t* aux_row);
 using BytesFn = size_t (*)(int64_t n_in);
+// Interleaves n <= 16 activation rows (q_stride apart) into one token group.
+using TileActsFn = void (*)(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
+using GemmF32AccFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b,
+                              size_t ldb, float* c, size_t ldc);
 
 struct WeightKernels {
   ref::VecDotFn dot = nullptr;  // nullptr: matmul does not support the type
@@ -82,7 +90,18 @@ struct WeightKernels {
   AuxFn aux = nullptr;
   BytesFn scratch_bytes = nullptr;  // null: no scratch
   const char* isa = "scalar";  // who implements strip: "scalar", "avx2", "avx512", ...
+  // Optional prefill strip over tokens interleaved in groups of 16 (AMX
+  // tiles); matmul uses it for batches of more than kTileMinTokens tokens.
+  // Same bits as strip.
+  StripFn tile_strip = nullptr;
+  BytesFn tile_group_bytes = nullptr;
+  TileActsFn tile_acts = nullptr;
+  const char* tile_isa = nullptr;
 };
+
+// Batches up to this size take the fused decode strips even where a tile
+// strip exists (a group of 16 would be mostly padding).
+inline constexpr int64_t kTileMinTokens = 4;
 
 // Type ids are small (tensor_types.h); the table is indexed by them.
 inline constexpr int kMaxTypeId = 40;
@@ -94,6 +113,7 @@ struct KernelTable {
   QuantizeActFn quantize_q8_0 = nullptr;
   QuantizeActFn quantize_q8_1 = nullptr;
   QuantizeActFn quantize_q8_K = nullptr;
+  GemmF32AccFn gemm_f32_acc = nullptr;  // C += A * B, bit-identical to ref::gemm_f32_acc
 
   // The kernels for a weight type, nullptr when matmul does not support it.
   const WeightKernels* find(TensorType weight_type) const;

@@ -134,6 +134,13 @@ Status rope_norm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int
 // out = e * float(1 / sum). A mask entry of -INFINITY excludes a position;
 // at least one position must stay finite.
 void softmax(const float* x, int64_t n, float* out);
+
+// C += A * B for row-major float matrices (m x k times k x n; leading
+// dimensions in floats): each C element is a chain of fused multiply-adds
+// over k in order, so the result does not depend on the kernel variant or
+// on how a caller splits m and n. The attention tiles' matrix products.
+void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                  float* c, size_t ldc);
 void softmax_ext(const float* x, const float* mask, int64_t n, float scale, float* out);
 
 // ---------------------------------------------------------------- elementwise

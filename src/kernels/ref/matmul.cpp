@@ -28,21 +28,25 @@ std::string type_name(TensorType t) { return std::string(tensor_type_name(t)); }
 // A per-thread activation buffer that survives between calls, so decode does
 // not allocate on every matmul. It is moved out while in use: a nested
 // matmul on the same thread finds it empty and allocates its own.
+// The tile path's interleaved tokens keep a second one.
 thread_local std::vector<uint8_t> t_act_buffer;
+thread_local std::vector<uint8_t> t_tile_buffer;
 
 class ActivationBuffer {
  public:
-  explicit ActivationBuffer(size_t bytes) : buf_(std::move(t_act_buffer)) {
+  explicit ActivationBuffer(size_t bytes, std::vector<uint8_t>& slot = t_act_buffer)
+      : slot_(slot), buf_(std::move(slot)) {
     if (buf_.size() < bytes) buf_.resize(bytes);
   }
   ~ActivationBuffer() {
-    if (buf_.capacity() > t_act_buffer.capacity()) t_act_buffer = std::move(buf_);
+    if (buf_.capacity() > slot_.capacity()) slot_ = std::move(buf_);
   }
   ActivationBuffer(const ActivationBuffer&) = delete;
   ActivationBuffer& operator=(const ActivationBuffer&) = delete;
   uint8_t* data() { return buf_.data(); }
 
  private:
+  std::vector<uint8_t>& slot_;
   std::vector<uint8_t> buf_;
 };
 
@@ -145,6 +149,57 @@ VecDotFn vec_dot_fn(TensorType weight_type) {
 
 }  // namespace ref
 
+namespace {
+
+// The tile-strip path of matmul_with: the quantized rows interleaved in
+// groups of 16 tokens, then strips of 16 rows x all tokens.
+Status tile_matmul(const WeightKernels& k, const MatrixView& w, const ActivationRows& acts, int64_t n_tokens,
+                   float* y, ThreadPool* pool) {
+  constexpr int64_t kGroup = 16;
+  const int64_t n_groups = (n_tokens + kGroup - 1) / kGroup;
+  const size_t group_bytes = round_up64(k.tile_group_bytes(w.n_in));
+  ActivationBuffer buffer(group_bytes * static_cast<size_t>(n_groups) + 64, t_tile_buffer);
+  uint8_t* tiles = align64(buffer.data());
+  auto interleave = [&](int64_t g0, int64_t g1, int) {
+    for (int64_t g = g0; g < g1; ++g) {
+      const int n = static_cast<int>(std::min(kGroup, n_tokens - g * kGroup));
+      k.tile_acts(w.n_in, acts.q + static_cast<size_t>(g * kGroup) * acts.q_stride, acts.q_stride, n,
+                  tiles + static_cast<size_t>(g) * group_bytes);
+    }
+  };
+  if (pool != nullptr && n_groups > 1) {
+    pool->parallel_for(0, n_groups, interleave);
+  } else {
+    interleave(0, n_groups, 0);
+  }
+  const int64_t n_strips = (w.n_out + kGroup - 1) / kGroup;
+  auto strips = [&](int64_t s0, int64_t s1, int) {
+    StripArgs a;
+    a.n_in = w.n_in;
+    a.w_stride = w.row_bytes;
+    a.x = acts;
+    a.ldy = static_cast<size_t>(w.n_out);
+    a.dot = k.dot;
+    a.tiles = tiles;
+    a.tile_group_bytes = group_bytes;
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t r0 = s * kGroup;
+      a.w = w.data + static_cast<size_t>(r0) * w.row_bytes;
+      a.n_rows = std::min(kGroup, w.n_out - r0);
+      a.y = y + r0;
+      k.tile_strip(a);
+    }
+  };
+  if (pool != nullptr && pool->size() > 1 && n_strips > 1) {
+    pool->parallel_for(0, n_strips, strips, 1, 4 * pool->size());
+  } else {
+    strips(0, n_strips, 0);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x,
                    int64_t n_tokens, float* y, ThreadPool* pool) {
   const WeightKernels* k = table.find(w.type);
@@ -156,11 +211,15 @@ Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x
   if (n_tokens == 0) return OkStatus();
   if (x == nullptr || y == nullptr) return InvalidArgument("matmul: null activation or output");
 
+  // A batch with a tile strip (AMX) takes it; its activations are the
+  // quantized rows interleaved in token groups instead of aux rows.
+  const bool tiled = k->tile_strip != nullptr && n_tokens > kTileMinTokens &&
+                     w.row_bytes <= (size_t{1} << 31) / 16;
   // 1. Convert every token's activation row once (F32 weights use x as
   // is), and build the strip kernel's aux rows next to it.
   const TensorType vdt = vec_dot_type(w.type);
   const size_t act_row = vdt == TensorType::F32 ? 0 : activation_row_bytes(vdt, w.n_in);
-  const size_t aux_row = k->aux_bytes != nullptr ? round_up64(k->aux_bytes(w.n_in)) : 0;
+  const size_t aux_row = k->aux_bytes != nullptr && !tiled ? round_up64(k->aux_bytes(w.n_in)) : 0;
   const size_t act_bytes = round_up64(act_row * static_cast<size_t>(n_tokens));
   ActivationBuffer buffer(act_bytes + aux_row * static_cast<size_t>(n_tokens) + 64);
   uint8_t* base = align64(buffer.data());
@@ -189,6 +248,7 @@ Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x
   } else {
     convert(0, n_tokens, 0);
   }
+  if (tiled) return tile_matmul(*k, w, acts, n_tokens, y, pool);
 
   // 2. Strips of strip_rows rows, each times all tokens. Threads take
   // contiguous chunks of strips (a contiguous stretch of the matrix, which
@@ -235,6 +295,12 @@ Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x
 
 Status matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
   return matmul_with(active_kernels(), w, x, n_tokens, y, pool);
+}
+
+void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                  float* c, size_t ldc) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  active_kernels().gemm_f32_acc(m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 Status get_rows(const MatrixView& table, const int32_t* ids, int64_t n, float* out) {

@@ -62,4 +62,9 @@ void quantize_row_q8_K_act(const float* x, int64_t n, uint8_t* out);
 inline constexpr int kFloatLanes = 16;
 float dot_f32_lanes(const float* a, const float* b, int64_t n);
 
+// C[i][j] = fma(A[i][k], B[k][j], C[i][j]) for k = 0 .. k - 1 in order
+// (row-major, leading dimensions in floats): C += A * B.
+void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                  float* c, size_t ldc);
+
 }  // namespace kazeia::kernels::ref

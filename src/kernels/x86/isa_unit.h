@@ -17,6 +17,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
+#include "kernels/x86/gemm_f32.h"
 #include "kernels/x86/quantize_act_x86.h"
 #include "kernels/x86/strip_float.h"
 #include "kernels/x86/strip_kquants.h"
@@ -32,6 +33,7 @@ void fill_isa(KernelTable& table, const char* isa) {
   fill_float<Policy>(table, isa);
   fill_kquants<Policy>(table, isa);
   fill_quantizers<Policy>(table);
+  table.gemm_f32_acc = &GemmF32<Policy>::gemm;
 }
 
 }  // namespace

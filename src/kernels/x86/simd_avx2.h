@@ -177,6 +177,17 @@ struct Avx2 {
   static V16 fmadd(V16 a, V16 b, V16 c) {
     return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
   }
+  static V16 splat16(float v) { return {_mm256_set1_ps(v), _mm256_set1_ps(v)}; }
+  static void store_f32(uint8_t* p, V16 v) {
+    _mm256_storeu_ps(reinterpret_cast<float*>(p), v.lo);
+    _mm256_storeu_ps(reinterpret_cast<float*>(p + 32), v.hi);
+  }
+  static void store_f32_tail(uint8_t* p, V16 v, int64_t n) {
+    alignas(32) float tmp[16];
+    _mm256_store_ps(tmp, v.lo);
+    _mm256_store_ps(tmp + 8, v.hi);
+    std::memcpy(p, tmp, static_cast<size_t>(n) * 4);
+  }
   static V16 add_tail(V16 acc, V16 prod, int64_t n) {
     const __m256 s_lo = _mm256_add_ps(acc.lo, prod.lo);
     const __m256 s_hi = _mm256_add_ps(acc.hi, prod.hi);

@@ -144,6 +144,9 @@ struct Avx512 {
   }
   // acc + a * b in the first n lanes only (the others keep acc exactly).
   static VF add_tail(VF acc, VF prod, int64_t n) { return _mm512_mask_add_ps(acc, tail_mask(n), acc, prod); }
+  static V16 splat16(float v) { return _mm512_set1_ps(v); }
+  static void store_f32(uint8_t* p, V16 v) { _mm512_storeu_ps(p, v); }
+  static void store_f32_tail(uint8_t* p, V16 v, int64_t n) { _mm512_mask_storeu_ps(p, tail_mask(n), v); }
   // The reference's final combination: lanes l and l + w for w = 8, 4, 2, 1.
   static float pairwise_sum(VF v) {
     const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -66,92 +65,101 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   }
 
   // Scores, softmax and the weighted sum of V, tiled (flash-attention
-  // style): a task is one KV head and a block of up to kTile queries; it
-  // walks the cached positions in tiles of kTile with an online softmax.
+  // style): a task is one KV head and a block of up to kTile queries (times
+  // the heads sharing it); it walks the cached positions in tiles of kTile
+  // with an online softmax.
   // Query blocks and position tiles are aligned to absolute positions
   // (multiples of kTile), so a query sees the same tiles, the same dot
-  // products (SIMD matmul, bit-identical per row whatever the batch) and
-  // the same float operations whether it arrives alone (decode) or inside
+  // products and the same float operations whether it arrives alone (decode) or inside
   // a prefill batch: chunked and one-batch prefill give identical logits.
   // Positions past a query's own are masked to exactly zero weight, which
-  // leaves every sum unchanged.
+  // leaves every sum unchanged. The products go through gemm_f32_acc, whose
+  // per-element fma chains do not depend on the shapes either.
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
   const int64_t group = n_head / n_kv;
   std::vector<float> attn(static_cast<size_t>(n_tokens * n_head * dv));
   const bool f16 = kv_type == KvType::kF16;
-  const size_t elem = f16 ? sizeof(uint16_t) : sizeof(float);
-  const auto* k_base = f16 ? reinterpret_cast<const uint8_t*>(kv.k16.get()) : reinterpret_cast<const uint8_t*>(kv.k.get());
   const int64_t first_block = n_past / kTile;
   const int64_t n_blocks = (n_past + n_tokens - 1) / kTile - first_block + 1;
-  Status task_status;  // first failure of any task (none expected: shapes were checked)
-  std::mutex status_mu;
   auto blocks = [&](int64_t begin, int64_t end, int) {
     const int64_t max_rows = kTile * group;
-    std::vector<float> qb(static_cast<size_t>(max_rows * dk)), s(static_cast<size_t>(max_rows * kTile)),
-        vt(static_cast<size_t>(dv * kTile)), pv(static_cast<size_t>(max_rows * dv)), o(static_cast<size_t>(max_rows * dv)),
-        m(static_cast<size_t>(max_rows)), l(static_cast<size_t>(max_rows));
+    std::vector<float> qm(static_cast<size_t>(max_rows * dk)), kt(static_cast<size_t>(dk * kTile)),
+        kf(f16 ? static_cast<size_t>(kTile * dk) : 0), vf(f16 ? static_cast<size_t>(kTile * dv) : 0),
+        s(static_cast<size_t>(max_rows * kTile)), p(static_cast<size_t>(max_rows * kTile)),
+        o(static_cast<size_t>(max_rows * dv)), m(static_cast<size_t>(max_rows)), l(static_cast<size_t>(max_rows));
     for (int64_t job = begin; job < end; ++job) {
       // Later blocks have more tiles: they go first (job order is claim
       // order), so the short ones fill the gaps at the end.
       const int64_t b = first_block + n_blocks - 1 - job / n_kv, g = job % n_kv;
       const int64_t q0 = std::max(n_past, b * kTile), q1 = std::min(n_past + n_tokens, (b + 1) * kTile);
       const int64_t rows = (q1 - q0) * group;  // row r: position q0 + r / group, head g * group + r % group
+      // Scores as S^T = K Q^T (vectorised across the block's queries) when
+      // there are enough of them, else S = Q K^T (across positions; decode).
+      // Either way a score is the fma chain over d of q[d] * k[d]: the same
+      // bits.
+      const bool wide = rows >= 16;
       for (int64_t r = 0; r < rows; ++r) {
         const float* src = q.data() + ((q0 - n_past + r / group) * n_head + g * group + r % group) * dk;
-        std::copy(src, src + dk, qb.data() + r * dk);
+        if (wide) {
+          for (int64_t d = 0; d < dk; ++d) qm[static_cast<size_t>(d * rows + r)] = src[d];
+        } else {
+          std::copy(src, src + dk, qm.data() + r * dk);
+        }
       }
       std::fill(o.begin(), o.begin() + rows * dv, 0.0f);
       std::fill(m.begin(), m.begin() + rows, -INFINITY);
       std::fill(l.begin(), l.begin() + rows, 0.0f);
       for (int64_t j0 = 0; j0 < q1; j0 += kTile) {
         const int64_t n_k = std::min(kTile, q1 - j0);
-        const MatrixView keys{f16 ? TensorType::F16 : TensorType::F32,
-                              k_base + static_cast<size_t>(j0 * kv_row + g * dk) * elem, dk, n_k,
-                              static_cast<size_t>(kv_row) * elem};
-        if (Status st = matmul(keys, qb.data(), rows, s.data(), nullptr); !st.ok()) {
-          std::lock_guard<std::mutex> lock(status_mu);
-          if (task_status.ok()) task_status = st;
-          return;
-        }
-        // V of the tile transposed: row i = value i of positions j0.. .
-        for (int64_t j = 0; j < n_k; ++j) {
-          const size_t off = static_cast<size_t>((j0 + j) * kv_row + g * dv);
-          if (f16) {
-            for (int64_t i = 0; i < dv; ++i) vt[static_cast<size_t>(i * n_k + j)] = fp16_to_fp32(kv.v16[off + static_cast<size_t>(i)]);
-          } else {
-            const float* vj = kv.v.get() + off;
-            for (int64_t i = 0; i < dv; ++i) vt[static_cast<size_t>(i * n_k + j)] = vj[i];
+        // The tile's K and V rows (an F16 cache converts them first).
+        const float* kr;
+        const float* vr;
+        size_t k_ld, v_ld;
+        if (f16) {
+          for (int64_t j = 0; j < n_k; ++j) {
+            const size_t off = static_cast<size_t>((j0 + j) * kv_row);
+            for (int64_t d = 0; d < dk; ++d) kf[static_cast<size_t>(j * dk + d)] = fp16_to_fp32(kv.k16[off + static_cast<size_t>(g * dk + d)]);
+            for (int64_t i = 0; i < dv; ++i) vf[static_cast<size_t>(j * dv + i)] = fp16_to_fp32(kv.v16[off + static_cast<size_t>(g * dv + i)]);
           }
+          kr = kf.data(), vr = vf.data(), k_ld = static_cast<size_t>(dk), v_ld = static_cast<size_t>(dv);
+        } else {
+          kr = kv.k.get() + j0 * kv_row + g * dk, vr = kv.v.get() + j0 * kv_row + g * dv;
+          k_ld = v_ld = static_cast<size_t>(kv_row);
         }
-        // Online softmax: s becomes the tile's weights exp(s - m_new).
+        std::fill(s.begin(), s.begin() + rows * n_k, 0.0f);
+        size_t s_row, s_col;  // score (r, j) at s[r * s_row + j * s_col]
+        if (wide) {
+          gemm_f32_acc(n_k, rows, dk, kr, k_ld, qm.data(), static_cast<size_t>(rows), s.data(), static_cast<size_t>(rows));
+          s_row = 1, s_col = static_cast<size_t>(rows);
+        } else {
+          for (int64_t j = 0; j < n_k; ++j)
+            for (int64_t d = 0; d < dk; ++d) kt[static_cast<size_t>(d * n_k + j)] = kr[static_cast<size_t>(j) * k_ld + static_cast<size_t>(d)];
+          gemm_f32_acc(rows, n_k, dk, qm.data(), static_cast<size_t>(dk), kt.data(), static_cast<size_t>(n_k), s.data(), static_cast<size_t>(n_k));
+          s_row = static_cast<size_t>(n_k), s_col = 1;
+        }
+        // Online softmax: p = exp(score - m_new), o *= exp(m_old - m_new).
         for (int64_t r = 0; r < rows; ++r) {
-          float* sr = s.data() + r * n_k;
+          const float* sr = s.data() + static_cast<size_t>(r) * s_row;
+          float* pr = p.data() + r * n_k;
           const int64_t valid = std::min(n_k, q0 + r / group - j0 + 1);
           float m_new = m[static_cast<size_t>(r)];
           for (int64_t j = 0; j < valid; ++j) {
-            sr[j] *= scale;
-            m_new = std::max(m_new, sr[j]);
+            pr[j] = sr[static_cast<size_t>(j) * s_col] * scale;
+            m_new = std::max(m_new, pr[j]);
           }
           float sum = 0.0f;
           for (int64_t j = 0; j < valid; ++j) {
-            sr[j] = std::exp(sr[j] - m_new);
-            sum += sr[j];
+            pr[j] = std::exp(pr[j] - m_new);
+            sum += pr[j];
           }
-          for (int64_t j = valid; j < n_k; ++j) sr[j] = 0.0f;
+          for (int64_t j = valid; j < n_k; ++j) pr[j] = 0.0f;
           const float alpha = std::exp(m[static_cast<size_t>(r)] - m_new);  // 0 on the first tile
           m[static_cast<size_t>(r)] = m_new;
           l[static_cast<size_t>(r)] = l[static_cast<size_t>(r)] * alpha + sum;
           float* orow = o.data() + r * dv;
           for (int64_t i = 0; i < dv; ++i) orow[i] *= alpha;
         }
-        const MatrixView values{TensorType::F32, reinterpret_cast<const uint8_t*>(vt.data()), n_k, dv,
-                                static_cast<size_t>(n_k) * sizeof(float)};
-        if (Status st = matmul(values, s.data(), rows, pv.data(), nullptr); !st.ok()) {
-          std::lock_guard<std::mutex> lock(status_mu);
-          if (task_status.ok()) task_status = st;
-          return;
-        }
-        for (int64_t i = 0; i < rows * dv; ++i) o[static_cast<size_t>(i)] += pv[static_cast<size_t>(i)];
+        gemm_f32_acc(rows, dv, n_k, p.data(), static_cast<size_t>(n_k), vr, v_ld, o.data(), static_cast<size_t>(dv));
       }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t t = q0 - n_past + r / group, h = g * group + r % group;
@@ -173,7 +181,6 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
     pool->parallel_for(0, n_jobs, blocks, 1, 16 * pool->size());
   else
     blocks(0, n_jobs, 0);
-  KZ_RETURN_IF_ERROR(task_status);
   return matmul(w.wo, attn.data(), n_tokens, out, pool);
 }
 

@@ -1,0 +1,25 @@
+// The reference float matrix product the attention tiles use: every C
+// element is one chain of fused multiply-adds over k in increasing order,
+// started from C's value. SIMD variants (x86/gemm_f32.h) vectorise across
+// columns of C and reproduce the chain exactly, so they are bit-identical;
+// std::fma rounds once, as the hardware instruction does.
+#include <cmath>
+
+#include "kernels/ref/vec_dot.h"
+
+namespace kazeia::kernels::ref {
+
+void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                  float* c, size_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* ci = c + static_cast<size_t>(i) * ldc;
+    const float* ai = a + static_cast<size_t>(i) * lda;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float aik = ai[kk];
+      const float* bk = b + static_cast<size_t>(kk) * ldb;
+      for (int64_t j = 0; j < n; ++j) ci[j] = std::fma(aik, bk[j], ci[j]);
+    }
+  }
+}
+
+}  // namespace kazeia::kernels::ref
