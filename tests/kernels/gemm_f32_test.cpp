@@ -1,0 +1,89 @@
+// gemm_f32_acc (the attention tiles' products): every kernel table equals
+// the reference bit for bit over odd shapes, leading dimensions larger than
+// the rows and misaligned starts, and the reference itself is checked
+// against a closed form (exact small integers) and a double-precision sum.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/dispatch.h"
+#include "kernels/kernels.h"
+#include "kernels/ref/vec_dot.h"
+
+namespace kazeia::kernels {
+namespace {
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+TEST(GemmF32, ReferenceIsExactOnSmallIntegers) {
+  // Integer products and sums below 2^24 are exact in float: the result
+  // must be the integer matrix product plus C's initial value.
+  const int64_t m = 3, n = 5, k = 7;
+  std::vector<float> a(m * k), b(k * n), c(m * n);
+  for (int64_t i = 0; i < m * k; ++i) a[i] = static_cast<float>(i % 5 - 2);
+  for (int64_t i = 0; i < k * n; ++i) b[i] = static_cast<float>(i % 7 - 3);
+  for (int64_t i = 0; i < m * n; ++i) c[i] = static_cast<float>(i);
+  ref::gemm_f32_acc(m, n, k, a.data(), k, b.data(), n, c.data(), n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t want = i * n + j;
+      for (int64_t kk = 0; kk < k; ++kk) want += static_cast<int64_t>(a[i * k + kk]) * static_cast<int64_t>(b[kk * n + j]);
+      EXPECT_EQ(c[i * n + j], static_cast<float>(want)) << i << "," << j;
+    }
+  }
+}
+
+TEST(GemmF32, ReferenceMatchesADoubleSum) {
+  const int64_t m = 4, n = 9, k = 200;
+  const auto a = random_floats(m * k, 1), b = random_floats(k * n, 2);
+  std::vector<float> c(m * n, 0.0f);
+  ref::gemm_f32_acc(m, n, k, a.data(), k, b.data(), n, c.data(), n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0.0, mag = 0.0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        want += static_cast<double>(a[i * k + kk]) * b[kk * n + j];
+        mag += std::fabs(static_cast<double>(a[i * k + kk]) * b[kk * n + j]);
+      }
+      EXPECT_NEAR(c[i * n + j], want, 1e-6 * mag) << i << "," << j;
+    }
+  }
+}
+
+TEST(GemmF32, EveryTableEqualsTheReferenceBitForBit) {
+  for (const KernelTable* table : available_kernel_tables()) {
+    ASSERT_NE(table->gemm_f32_acc, nullptr) << table->name;
+    for (int64_t m : {1, 2, 5, 6, 7, 13, 64}) {
+      for (int64_t n : {1, 3, 16, 17, 33, 64, 65, 130}) {
+        for (int64_t k : {1, 4, 31, 128}) {
+          for (size_t offset : {size_t{0}, size_t{1}}) {  // misaligned starts
+            const size_t lda = static_cast<size_t>(k) + 3, ldb = static_cast<size_t>(n) + 5,
+                         ldc = static_cast<size_t>(n) + 2;
+            const auto a = random_floats(offset + m * lda, static_cast<uint32_t>(m * 7 + k));
+            const auto b = random_floats(offset + k * ldb, static_cast<uint32_t>(n * 11 + k));
+            const auto c0 = random_floats(offset + m * ldc, static_cast<uint32_t>(m + n));
+            std::vector<float> want = c0, got = c0;
+            ref::gemm_f32_acc(m, n, k, a.data() + offset, lda, b.data() + offset, ldb, want.data() + offset, ldc);
+            table->gemm_f32_acc(m, n, k, a.data() + offset, lda, b.data() + offset, ldb, got.data() + offset, ldc);
+            // Bitwise, including the padding between rows (must stay untouched).
+            ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+                << table->name << " m=" << m << " n=" << n << " k=" << k << " offset=" << offset;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kazeia::kernels
