@@ -141,6 +141,13 @@ void softmax(const float* x, int64_t n, float* out);
 // on how a caller splits m and n. The attention tiles' matrix products.
 void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
                   float* c, size_t ldc);
+
+// One row of an online softmax over a tile of n scores (the first `valid`
+// real): p[j] = exp(s[j] * scale - m_new) with m_new = max(*m, scaled
+// scores), 0 past `valid`; *alpha = exp(*m - m_new); *m = m_new; returns
+// the sum of p. The exp is a fixed polynomial (~2e-7 relative), the same
+// bits in every kernel variant.
+float softmax_online_row(const float* s, int64_t valid, int64_t n, float scale, float* m, float* alpha, float* p);
 void softmax_ext(const float* x, const float* mask, int64_t n, float scale, float* out);
 
 // ---------------------------------------------------------------- elementwise

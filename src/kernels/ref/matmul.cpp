@@ -303,6 +303,10 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
   active_kernels().gemm_f32_acc(m, n, k, a, lda, b, ldb, c, ldc);
 }
 
+float softmax_online_row(const float* s, int64_t valid, int64_t n, float scale, float* m, float* alpha, float* p) {
+  return active_kernels().softmax_online_row(s, valid, n, scale, m, alpha, p);
+}
+
 Status get_rows(const MatrixView& table, const int32_t* ids, int64_t n, float* out) {
   if (!can_dequantize(table.type)) {
     return Unsupported("get_rows: cannot dequantize type " + type_name(table.type));

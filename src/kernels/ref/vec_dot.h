@@ -67,4 +67,15 @@ float dot_f32_lanes(const float* a, const float* b, int64_t n);
 void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
                   float* c, size_t ldc);
 
+// exp(x) to ~2e-7 relative by a fixed sequence of float operations (0 for
+// x <= -87, NaN included); SIMD variants repeat it lane by lane.
+float exp_approx(float x);
+
+// One row of an online softmax over a tile of n scores s (first `valid`
+// real, the rest masked): p[j] = exp_approx(s[j] * scale - m_new) with
+// m_new = max(*m, max_j s[j] * scale), p[j] = 0 for j >= valid;
+// *alpha = exp_approx(*m - m_new) (0 when *m was -inf); *m = m_new.
+// Returns sum_j p[j], element j summed in lane j % 16, lanes pairwise.
+float softmax_online_row(const float* s, int64_t valid, int64_t n, float scale, float* m, float* alpha, float* p);
+
 }  // namespace kazeia::kernels::ref

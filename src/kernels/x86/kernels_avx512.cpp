@@ -3,5 +3,8 @@
 #include "kernels/x86/simd_avx512.h"
 
 namespace kazeia::kernels::x86 {
-void fill_avx512_kernels(KernelTable& table) { fill_isa<Avx512>(table, "avx512"); }
+void fill_avx512_kernels(KernelTable& table) {
+  fill_isa<Avx512>(table, "avx512");
+  fill_avx512_softmax(table);
+}
 }  // namespace kazeia::kernels::x86

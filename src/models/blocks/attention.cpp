@@ -86,7 +86,8 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
     std::vector<float> qm(static_cast<size_t>(max_rows * dk)), kt(static_cast<size_t>(dk * kTile)),
         kf(f16 ? static_cast<size_t>(kTile * dk) : 0), vf(f16 ? static_cast<size_t>(kTile * dv) : 0),
         s(static_cast<size_t>(max_rows * kTile)), p(static_cast<size_t>(max_rows * kTile)),
-        o(static_cast<size_t>(max_rows * dv)), m(static_cast<size_t>(max_rows)), l(static_cast<size_t>(max_rows));
+        o(static_cast<size_t>(max_rows * dv)), m(static_cast<size_t>(max_rows)), l(static_cast<size_t>(max_rows)),
+        srow(static_cast<size_t>(kTile));
     for (int64_t job = begin; job < end; ++job) {
       // Later blocks have more tiles: they go first (job order is claim
       // order), so the short ones fill the gaps at the end.
@@ -140,21 +141,13 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
         // Online softmax: p = exp(score - m_new), o *= exp(m_old - m_new).
         for (int64_t r = 0; r < rows; ++r) {
           const float* sr = s.data() + static_cast<size_t>(r) * s_row;
-          float* pr = p.data() + r * n_k;
+          if (s_col != 1) {  // S^T: gather the row
+            for (int64_t j = 0; j < n_k; ++j) srow[static_cast<size_t>(j)] = sr[static_cast<size_t>(j) * s_col];
+            sr = srow.data();
+          }
           const int64_t valid = std::min(n_k, q0 + r / group - j0 + 1);
-          float m_new = m[static_cast<size_t>(r)];
-          for (int64_t j = 0; j < valid; ++j) {
-            pr[j] = sr[static_cast<size_t>(j) * s_col] * scale;
-            m_new = std::max(m_new, pr[j]);
-          }
-          float sum = 0.0f;
-          for (int64_t j = 0; j < valid; ++j) {
-            pr[j] = std::exp(pr[j] - m_new);
-            sum += pr[j];
-          }
-          for (int64_t j = valid; j < n_k; ++j) pr[j] = 0.0f;
-          const float alpha = std::exp(m[static_cast<size_t>(r)] - m_new);  // 0 on the first tile
-          m[static_cast<size_t>(r)] = m_new;
+          float alpha;
+          const float sum = softmax_online_row(sr, valid, n_k, scale, &m[static_cast<size_t>(r)], &alpha, p.data() + r * n_k);
           l[static_cast<size_t>(r)] = l[static_cast<size_t>(r)] * alpha + sum;
           float* orow = o.data() + r * dv;
           for (int64_t i = 0; i < dv; ++i) orow[i] *= alpha;

@@ -1,0 +1,56 @@
+// One row of a tiled attention's online softmax (ref::softmax_online_row)
+// and the exp it uses. The exp is a fixed sequence of float operations
+// (no fused multiply-adds, round-to-nearest by the 1.5 * 2^23 trick), so a
+// SIMD variant that performs the same operations lane by lane gives the
+// same bits; the sum of the weights is kept in 16 lanes (element j in lane
+// j % 16) combined pairwise at the end, as the float dots do.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/ref/vec_dot.h"
+
+namespace kazeia::kernels::ref {
+
+float exp_approx(float x) {
+  // exp(x) = 2^n * exp(r), n = round(x / ln 2), r = x - n ln 2 (ln 2 in two
+  // parts, so r is nearly exact), exp(r) by its degree-6 Taylor polynomial
+  // on |r| <= ln 2 / 2 (error < 2e-7 relative).
+  if (!(x > -87.0f)) return 0.0f;  // also -inf and NaN: a masked position
+  if (x > 88.0f) x = 88.0f;
+  const float t = x * 1.44269504f + 12582912.0f;
+  const float n = t - 12582912.0f;
+  const float r = (x - n * 0.693145752f) - n * 1.42860677e-06f;
+  float p = 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return p * scale;
+}
+
+float softmax_online_row(const float* s, int64_t valid, int64_t n, float scale, float* m, float* alpha, float* p) {
+  float m_new = *m;
+  for (int64_t j = 0; j < valid; ++j) {
+    p[j] = s[j] * scale;
+    m_new = std::fmax(m_new, p[j]);
+  }
+  float lanes[16] = {};
+  for (int64_t j = 0; j < valid; ++j) {
+    p[j] = exp_approx(p[j] - m_new);
+    lanes[j % 16] += p[j];
+  }
+  for (int64_t j = valid; j < n; ++j) p[j] = 0.0f;
+  for (int w = 8; w >= 1; w /= 2)
+    for (int l = 0; l < w; ++l) lanes[l] += lanes[l + w];
+  *alpha = exp_approx(*m - m_new);
+  *m = m_new;
+  return lanes[0];
+}
+
+}  // namespace kazeia::kernels::ref

@@ -1,0 +1,77 @@
+// AVX-512 online-softmax row (ref::softmax_online_row): the reference's
+// exp_approx on 16 lanes at once, the same operations in the same order
+// (no fused multiply-adds), and its 16-lane sum - bit-identical results.
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/x86/x86_kernels.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+// GCC 12 reports its own _mm*_undefined_* idiom in the intrinsics headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#elif defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+namespace kazeia::kernels::x86 {
+namespace {
+
+inline __m512 exp16(__m512 x) {
+  const __mmask16 live = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_GT_OQ);
+  x = _mm512_min_ps(x, _mm512_set1_ps(88.0f));
+  const __m512 magic = _mm512_set1_ps(12582912.0f);
+  const __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)), magic);
+  const __m512 n = _mm512_sub_ps(t, magic);
+  const __m512 r = _mm512_sub_ps(_mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(0.693145752f))),
+                                 _mm512_mul_ps(n, _mm512_set1_ps(1.42860677e-06f)));
+  __m512 p = _mm512_set1_ps(1.0f / 720.0f);
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f / 120.0f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f / 24.0f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f / 6.0f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(0.5f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f));
+  const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_maskz_mov_ps(live, _mm512_mul_ps(p, _mm512_castsi512_ps(bits)));
+}
+
+inline __mmask16 first(int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u); }
+
+float softmax_online_row_avx512(const float* s, int64_t valid, int64_t n, float scale, float* m, float* alpha,
+                                float* p) {
+  const __m512 vscale = _mm512_set1_ps(scale);
+  __m512 vmax = _mm512_set1_ps(*m);
+  for (int64_t j = 0; j < valid; j += 16) {
+    const __mmask16 k = first(valid - j);
+    const __m512 w = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, s + j), vscale);
+    _mm512_mask_storeu_ps(p + j, k, w);
+    vmax = _mm512_mask_max_ps(vmax, k, vmax, w);
+  }
+  const float m_new = _mm512_reduce_max_ps(vmax);
+  const __m512 vm = _mm512_set1_ps(m_new);
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t j = 0; j < valid; j += 16) {
+    const __mmask16 k = first(valid - j);
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, p + j), vm));
+    _mm512_mask_storeu_ps(p + j, k, e);
+    sum = _mm512_mask_add_ps(sum, k, sum, e);
+  }
+  for (int64_t j = valid; j < n; ++j) p[j] = 0.0f;
+  *alpha = _mm512_cvtss_f32(exp16(_mm512_set1_ps(*m - m_new)));
+  *m = m_new;
+  // Lanes l and l + w for w = 8, 4, 2, 1, as the reference.
+  const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(sum), _mm512_extractf32x8_ps(sum, 1));
+  const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_add_ss(c, _mm_movehdup_ps(c)));
+}
+
+}  // namespace
+
+void fill_avx512_softmax(KernelTable& table) { table.softmax_online_row = &softmax_online_row_avx512; }
+
+}  // namespace kazeia::kernels::x86
