@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/scratch.h"
+
 namespace kazeia {
 
 using namespace kernels;
@@ -23,7 +25,7 @@ Status project_logits(const ModelConfig& c, const kernels::MatrixView& output, c
   if (request.logits == nullptr) return InvalidArgument("logits requested but no output buffer given");
   const int64_t first = request.rows == LogitsRows::kLast ? n_tokens - 1 : 0;
   const int64_t rows = n_tokens - first;
-  std::vector<float> normed(static_cast<size_t>(rows * c.n_embd));
+  ScratchFloats normed(static_cast<size_t>(rows * c.n_embd));
   for (int64_t t = 0; t < rows; ++t)
     rms_norm(x + (first + t) * c.n_embd, output_norm, c.n_embd, c.rms_eps, normed.data() + t * c.n_embd);
   return matmul(output, normed.data(), rows, request.logits, pool);
@@ -70,7 +72,7 @@ Status DenseTransformer::forward(ModelState& state, const ForwardRequest& reques
   const int64_t n = static_cast<int64_t>(request.tokens.size());
   if (n == 0) return OkStatus();
   KZ_RETURN_IF_ERROR(state.check_room(n));
-  std::vector<float> x(static_cast<size_t>(n * c.n_embd)), h(x.size()), y(x.size());
+  ScratchFloats x(static_cast<size_t>(n * c.n_embd)), h(x.size()), y(x.size());
   KZ_RETURN_IF_ERROR(embed_tokens(token_embd_, request.tokens, c.n_vocab, x.data()));
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const DenseLayer& l = layers_[static_cast<size_t>(il)];

@@ -6,6 +6,7 @@
 // Layer i is Gated DeltaNet when attention.recurrent_layers[i]. Files may end
 // with `nextn_predict_layers` multi-token-prediction blocks: they are not
 // trunk layers (trunk depth = block_count - nextn), and are not run here.
+#include "base/scratch.h"
 #include "models/architectures.h"
 #include "models/blocks/gated_delta_net.h"
 #include "models/dense_transformer.h"
@@ -131,7 +132,7 @@ Status Qwen35Model::forward(ModelState& state, const ForwardRequest& request) co
   const int64_t n = static_cast<int64_t>(request.tokens.size());
   if (n == 0) return OkStatus();
   KZ_RETURN_IF_ERROR(state.check_room(n));
-  std::vector<float> x(static_cast<size_t>(n * c.n_embd)), h(x.size()), y(x.size());
+  ScratchFloats x(static_cast<size_t>(n * c.n_embd)), h(x.size()), y(x.size());
   KZ_RETURN_IF_ERROR(embed_tokens(token_embd_, request.tokens, c.n_vocab, x.data()));
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const Qwen35Layer& l = layers_[static_cast<size_t>(il)];

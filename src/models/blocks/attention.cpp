@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "base/scratch.h"
 #include "base/thread_pool.h"
 #include "tensor/quant.h"
 
@@ -29,16 +30,16 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   const int64_t dk = c.head_dim_k, dv = c.head_dim_v;
   const int64_t n_head = c.n_head, n_kv = c.n_head_kv;
   const int64_t q_width = n_head * dk * (w.gated ? 2 : 1);
-  std::vector<float> qg(static_cast<size_t>(n_tokens * q_width));
-  std::vector<float> k(static_cast<size_t>(n_tokens * n_kv * dk));
-  std::vector<float> v(static_cast<size_t>(n_tokens * n_kv * dv));
+  ScratchFloats qg(static_cast<size_t>(n_tokens * q_width));
+  ScratchFloats k(static_cast<size_t>(n_tokens * n_kv * dk));
+  ScratchFloats v(static_cast<size_t>(n_tokens * n_kv * dv));
   KZ_RETURN_IF_ERROR(matmul(w.wq, x, n_tokens, qg.data(), pool));
   KZ_RETURN_IF_ERROR(matmul(w.wk, x, n_tokens, k.data(), pool));
   KZ_RETURN_IF_ERROR(matmul(w.wv, x, n_tokens, v.data(), pool));
 
   // Per-head norm and rotary on q and k; K/V rows go to the cache.
-  std::vector<float> q(static_cast<size_t>(n_tokens * n_head * dk));
-  std::vector<float> gate(w.gated ? static_cast<size_t>(n_tokens * n_head * dk) : 0);
+  ScratchFloats q(static_cast<size_t>(n_tokens * n_head * dk));
+  ScratchFloats gate(w.gated ? static_cast<size_t>(n_tokens * n_head * dk) : 0);
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int64_t pos = n_past + t;
     for (int64_t h = 0; h < n_head; ++h) {
@@ -77,13 +78,13 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   // per-element fma chains do not depend on the shapes either.
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
   const int64_t group = n_head / n_kv;
-  std::vector<float> attn(static_cast<size_t>(n_tokens * n_head * dv));
+  ScratchFloats attn(static_cast<size_t>(n_tokens * n_head * dv));
   const bool f16 = kv_type == KvType::kF16;
   const int64_t first_block = n_past / kTile;
   const int64_t n_blocks = (n_past + n_tokens - 1) / kTile - first_block + 1;
   auto blocks = [&](int64_t begin, int64_t end, int) {
     const int64_t max_rows = kTile * group;
-    std::vector<float> qm(static_cast<size_t>(max_rows * dk)), kt(static_cast<size_t>(dk * kTile)),
+    ScratchFloats qm(static_cast<size_t>(max_rows * dk)), kt(static_cast<size_t>(dk * kTile)),
         kf(f16 ? static_cast<size_t>(kTile * dk) : 0), vf(f16 ? static_cast<size_t>(kTile * dv) : 0),
         s(static_cast<size_t>(max_rows * kTile)), p(static_cast<size_t>(max_rows * kTile)),
         o(static_cast<size_t>(max_rows * dv)), m(static_cast<size_t>(max_rows)), l(static_cast<size_t>(max_rows)),

@@ -1,6 +1,6 @@
 #include "models/blocks/ffn.h"
 
-#include <vector>
+#include "base/scratch.h"
 
 namespace kazeia {
 
@@ -8,7 +8,7 @@ using namespace kernels;
 
 Status ffn_forward(const FfnWeights& w, const float* x, int64_t n_tokens, float* out, ThreadPool* pool) {
   const size_t n = static_cast<size_t>(n_tokens * w.gate.n_out);
-  std::vector<float> g(n), u(n);
+  ScratchFloats g(n), u(n);
   KZ_RETURN_IF_ERROR(matmul(w.gate, x, n_tokens, g.data(), pool));
   KZ_RETURN_IF_ERROR(matmul(w.up, x, n_tokens, u.data(), pool));
   swiglu(g.data(), u.data(), static_cast<int64_t>(n), g.data());

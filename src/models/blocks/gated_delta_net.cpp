@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/scratch.h"
 #include "base/thread_pool.h"
 
 namespace kazeia {
@@ -42,9 +43,9 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
 
   // ext = the conv window (hist rows, oldest first) followed by this batch's
   // q|k|v rows: the causal conv of token t reads rows t .. t + hist.
-  std::vector<float> ext(static_cast<size_t>((hist + n_tokens) * channels));
-  std::vector<float> z(static_cast<size_t>(n_tokens * inner));
-  std::vector<float> beta(static_cast<size_t>(n_tokens * nv)), alpha(static_cast<size_t>(n_tokens * nv));
+  ScratchFloats ext(static_cast<size_t>((hist + n_tokens) * channels));
+  ScratchFloats z(static_cast<size_t>(n_tokens * inner));
+  ScratchFloats beta(static_cast<size_t>(n_tokens * nv)), alpha(static_cast<size_t>(n_tokens * nv));
   KZ_RETURN_IF_ERROR(matmul(w.qkv, x, n_tokens, ext.data() + hist * channels, pool));
   KZ_RETURN_IF_ERROR(matmul(w.gate, x, n_tokens, z.data(), pool));
   KZ_RETURN_IF_ERROR(matmul(w.beta, x, n_tokens, beta.data(), pool));
@@ -66,7 +67,7 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   std::vector<float> taps(static_cast<size_t>(kernel * channels));
   for (int64_t ch = 0; ch < channels; ++ch)
     for (int64_t k = 0; k < kernel; ++k) taps[static_cast<size_t>(k * channels + ch)] = w.conv[ch * kernel + k];
-  std::vector<float> conv(static_cast<size_t>(n_tokens * channels));
+  ScratchFloats conv(static_cast<size_t>(n_tokens * channels));
   for_token_rows(n_tokens, pool, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       float* o = conv.data() + t * channels;
@@ -85,7 +86,7 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   // when the batch is shorter than the window).
   std::copy(ext.end() - hist * channels, ext.end(), state.conv.begin());
 
-  std::vector<float> o(static_cast<size_t>(n_tokens * inner));
+  ScratchFloats o(static_cast<size_t>(n_tokens * inner));
   DeltaRuleBatch b;
   b.n_tokens = n_tokens;
   b.n_k_heads = nk;
