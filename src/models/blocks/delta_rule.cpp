@@ -64,18 +64,6 @@ float* thread_scratch(size_t n) {
   return buf.data();
 }
 
-// A row-major F32 matrix of n_out rows of n_in floats as a matmul weight,
-// so the intra-chunk products run on the kernels' SIMD F32 strips.
-kernels::MatrixView f32_rows(const float* data, int64_t n_in, int64_t n_out) {
-  kernels::MatrixView m;
-  m.type = TensorType::F32;
-  m.data = reinterpret_cast<const uint8_t*>(data);
-  m.n_in = n_in;
-  m.n_out = n_out;
-  m.row_bytes = static_cast<size_t>(n_in) * sizeof(float);
-  return m;
-}
-
 // e^x for a (cumulative) log decay x <= 0, flushed to 0 below e^-40: strong
 // decays over a chunk reach e^-100 and beyond, and products with such
 // factors land in the subnormal range, where SIMD multiplies take microcode
@@ -135,46 +123,49 @@ void recurrent_head(const DeltaRuleBatch& b, int64_t h, float* s, float* delta) 
 // ------------------------------------------------------------- chunked form
 
 // Scratch of one head's chunk loop; C = chunk size, n <= C the current
-// chunk's length. Matrices named *_t are transposed (feature-major) so that
-// every product below is "rows of a matrix times rows of activations", the
-// shape kernels::matmul computes.
+// chunk's length. Every product below is C += A B on row-major matrices
+// (kernels::gemm_f32_acc); the state stays in its own layout, d_k x d_v.
 struct ChunkBuffers {
   float *q, *k, *v;         // n x d_k, n x d_k, n x d_v (gathered rows)
+  float *k_t;               // d_k x n: K^T
   float *kk, *p, *tri, *e;  // n x n: K K^T -> A, Q K^T -> P, T = (I + A)^-1, e^{G_t - G_s}
-  float *xw_t, *xu_t;       // d_k x n, d_v x n: (beta e^G K)^T, (beta V)^T
+  float *xw, *xu;           // n x d_k, n x d_v: beta e^G K, beta V
   float *w, *u;             // n x d_k, n x d_v
-  float *st, *upd;          // d_v x d_k: S^T (the state, transposed) and its update
+  float* upd;               // d_k x d_v: the state's update
   float *ws, *qs, *pd;      // n x d_v: W S -> deltas, Q S, P deltas
-  float *d_t, *kd_t;        // d_v x n, d_k x n: deltas^T, (e^{G_n - G_s} K)^T
+  float* kd_t;              // d_k x n: (e^{G_n - G_s} K)^T
   float* beta;              // n
   double* G;                // n: cumulative log decay (double: long sums of g)
 
   static size_t floats(int64_t c, int64_t dk, int64_t dv) {
-    return static_cast<size_t>(5 * c * dk + 7 * c * dv + 4 * c * c + 2 * dk * dv + 3 * c);  // G: 2 floats per double
+    return static_cast<size_t>(6 * c * dk + 6 * c * dv + 4 * c * c + dk * dv + 3 * c);  // G: 2 floats per double
   }
   ChunkBuffers(float* base, int64_t c, int64_t dk, int64_t dv) {
     float* p0 = base;
     auto take = [&](int64_t n) { float* r = p0; p0 += n; return r; };
     G = reinterpret_cast<double*>(take(2 * c));  // first: the buffer start is aligned for doubles
-    q = take(c * dk); k = take(c * dk); v = take(c * dv);
+    q = take(c * dk); k = take(c * dk); v = take(c * dv); k_t = take(dk * c);
     kk = take(c * c); p = take(c * c); tri = take(c * c); e = take(c * c);
-    xw_t = take(dk * c); xu_t = take(dv * c);
+    xw = take(c * dk); xu = take(c * dv);
     w = take(c * dk); u = take(c * dv);
-    st = take(dv * dk); upd = take(dv * dk);
+    upd = take(dk * dv);
     ws = take(c * dv); qs = take(c * dv); pd = take(c * dv);
-    d_t = take(dv * c); kd_t = take(dk * c);
+    kd_t = take(dk * c);
     beta = take(c);
   }
 };
 
+// out (m x n) = A (m x k) B (k x n), all row-major and packed.
+void product(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* out) {
+  std::fill_n(out, m * n, 0.0f);
+  kernels::gemm_f32_acc(m, n, k, a, static_cast<size_t>(k), b, static_cast<size_t>(n), out, static_cast<size_t>(n));
+}
+
 Status chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t chunk, float* s) {
-  using kernels::matmul;
   const int64_t dk = b.d_k, dv = b.d_v, hk = h % b.n_k_heads, nv = b.n_v_heads;
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
   ChunkBuffers c(thread_scratch(ChunkBuffers::floats(chunk, dk, dv)), chunk, dk, dv);
-  for (int64_t j = 0; j < dv; ++j)
-    for (int64_t i = 0; i < dk; ++i) c.st[j * dk + i] = s[i * dv + j];
-  bool state_zero = max_abs(c.st, dv * dk) == 0.0f;
+  bool state_zero = max_abs(s, dk * dv) == 0.0f;
 
   for (int64_t t0 = 0; t0 < b.n_tokens; t0 += chunk) {
     const int64_t n = std::min(chunk, b.n_tokens - t0);
@@ -184,6 +175,7 @@ Status chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t chunk, float* s)
       std::copy_n(b.q + tt * b.q_stride + hk * dk, dk, c.q + t * dk);
       std::copy_n(b.k + tt * b.k_stride + hk * dk, dk, c.k + t * dk);
       std::copy_n(b.v + tt * b.v_stride + h * dv, dv, c.v + t * dv);
+      for (int64_t i = 0; i < dk; ++i) c.k_t[i * n + t] = c.k[t * dk + i];
       c.beta[t] = b.beta[tt * nv + h];
       acc += static_cast<double>(b.g[tt * nv + h]);
       c.G[t] = acc;
@@ -193,9 +185,9 @@ Status chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t chunk, float* s)
     for (int64_t t = 0; t < n; ++t)
       for (int64_t s2 = 0; s2 <= t; ++s2) c.e[t * n + s2] = decay_factor(c.G[t] - c.G[s2]);
 
-    // kk[t][s] = k_s . k_t,  p[t][s] = k_s . q_t.
-    KZ_RETURN_IF_ERROR(matmul(f32_rows(c.k, dk, n), c.k, n, c.kk, nullptr));
-    KZ_RETURN_IF_ERROR(matmul(f32_rows(c.k, dk, n), c.q, n, c.p, nullptr));
+    // kk[t][s] = k_t . k_s,  p[t][s] = q_t . k_s.
+    product(n, n, dk, c.k, c.k_t, c.kk);
+    product(n, n, dk, c.q, c.k_t, c.p);
 
     // T = (I + A)^-1 by forward substitution over rows:
     // (I + A) T = I  =>  T_t = e_t - sum_{r<t} A[t][r] T_r, and T_r is zero past column r.
@@ -213,25 +205,24 @@ Status chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t chunk, float* s)
     // W = T diag(beta e^G) K, U = T diag(beta) V: independent of the state.
     for (int64_t t = 0; t < n; ++t) {
       const float bw = c.beta[t] * decay_factor(c.G[t]);
-      for (int64_t i = 0; i < dk; ++i) c.xw_t[i * n + t] = bw * c.k[t * dk + i];
-      for (int64_t j = 0; j < dv; ++j) c.xu_t[j * n + t] = c.beta[t] * c.v[t * dv + j];
+      for (int64_t i = 0; i < dk; ++i) c.xw[t * dk + i] = bw * c.k[t * dk + i];
+      for (int64_t j = 0; j < dv; ++j) c.xu[t * dv + j] = c.beta[t] * c.v[t * dv + j];
     }
-    KZ_RETURN_IF_ERROR(matmul(f32_rows(c.xw_t, n, dk), c.tri, n, c.w, nullptr));
+    product(n, dk, n, c.tri, c.xw, c.w);
     // Row t of W carries e^{G_t}: rows of strongly decayed tokens are tiny.
     flush_tiny(c.w, n * dk, max_abs(c.w, n * dk) * kTinyRelative);
-    KZ_RETURN_IF_ERROR(matmul(f32_rows(c.xu_t, n, dv), c.tri, n, c.u, nullptr));
+    product(n, dv, n, c.tri, c.xu, c.u);
 
-    // Deltas D = U - W S_0 and the inter-chunk part of the outputs, Q S_0
-    // (nothing to multiply at the start of a sequence).
+    // Deltas D = U - W S_0 (into u) and the inter-chunk part of the
+    // outputs, Q S_0 (nothing to multiply at the start of a sequence).
     if (state_zero) {
-      std::fill_n(c.ws, n * dv, 0.0f);
       std::fill_n(c.qs, n * dv, 0.0f);
     } else {
-      KZ_RETURN_IF_ERROR(matmul(f32_rows(c.st, dk, dv), c.w, n, c.ws, nullptr));
-      KZ_RETURN_IF_ERROR(matmul(f32_rows(c.st, dk, dv), c.q, n, c.qs, nullptr));
+      product(n, dv, dk, c.w, s, c.ws);
+      product(n, dv, dk, c.q, s, c.qs);
+      for (int64_t i = 0; i < n * dv; ++i) c.u[i] -= c.ws[i];
     }
-    for (int64_t t = 0; t < n; ++t)
-      for (int64_t j = 0; j < dv; ++j) c.d_t[j * n + t] = c.u[t * dv + j] - c.ws[t * dv + j];
+    const float* d = c.u;
 
     // Intra-chunk attention P = (Q K^T o decay ratios), causal incl. the diagonal.
     for (int64_t t = 0; t < n; ++t) {
@@ -239,28 +230,26 @@ Status chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t chunk, float* s)
       for (int64_t s2 = 0; s2 <= t; ++s2) row[s2] *= c.e[t * n + s2];
       std::fill(row + t + 1, row + n, 0.0f);
     }
-    KZ_RETURN_IF_ERROR(matmul(f32_rows(c.d_t, n, dv), c.p, n, c.pd, nullptr));
+    product(n, dv, n, c.p, d, c.pd);
     for (int64_t t = 0; t < n; ++t) {
       const float gt = decay_factor(c.G[t]);
       float* o = b.out + (t0 + t) * b.out_stride + h * dv;
       for (int64_t j = 0; j < dv; ++j) o[j] = (gt * c.qs[t * dv + j] + c.pd[t * dv + j]) * q_scale;
     }
 
-    // S_n = e^{G_n} S_0 + sum_s e^{G_n - G_s} k_s D_s^T, kept transposed:
-    // upd[j][i] = sum_s D[s][j] Kd[s][i].
+    // S_n = e^{G_n} S_0 + sum_s e^{G_n - G_s} k_s D_s^T:
+    // upd[i][j] = sum_s Kd[s][i] D[s][j].
     for (int64_t t = 0; t < n; ++t) {
       const float kd = decay_factor(c.G[n - 1] - c.G[t]);
       for (int64_t i = 0; i < dk; ++i) c.kd_t[i * n + t] = kd * c.k[t * dk + i];
     }
-    KZ_RETURN_IF_ERROR(matmul(f32_rows(c.kd_t, n, dk), c.d_t, dv, c.upd, nullptr));
+    product(dk, dv, n, c.kd_t, d, c.upd);
     const float total = decay_factor(c.G[n - 1]);
-    for (int64_t i = 0; i < dv * dk; ++i) c.st[i] = total * c.st[i] + c.upd[i];
-    const float peak = max_abs(c.st, dv * dk);
-    flush_tiny(c.st, dv * dk, peak * kTinyRelative);
+    for (int64_t i = 0; i < dk * dv; ++i) s[i] = total * s[i] + c.upd[i];
+    const float peak = max_abs(s, dk * dv);
+    flush_tiny(s, dk * dv, peak * kTinyRelative);
     state_zero = peak == 0.0f;
   }
-  for (int64_t i = 0; i < dk; ++i)
-    for (int64_t j = 0; j < dv; ++j) s[i * dv + j] = c.st[j * dk + i];
   return OkStatus();
 }
 
