@@ -118,6 +118,7 @@ class Session {
   int64_t n_ctx() const;
   const std::vector<int32_t>& history() const;  // every token evaluated so far
   uint64_t state_bytes() const;                 // KV cache + recurrent state (allocated)
+  uint64_t checkpoint_bytes() const;            // the prefix cache's recurrent-state copies
   void reset();
 
   // Evaluates tokens after the history. logits (may be null) receives the
@@ -126,7 +127,9 @@ class Session {
 
   // Generates after `prompt`. The longest prefix of the prompt that the
   // history already holds is reused (a chat's next turn evaluates only its
-  // new tokens); the rest of the history is dropped.
+  // new tokens); the rest of the history is dropped. Models with recurrent
+  // state (Qwen3.5) resume from the deepest of the checkpoints taken after
+  // earlier prompts' prefills that lies within the common prefix.
   Result<GenerateResult> generate(std::span<const int32_t> prompt, const GenerateOptions& options,
                                   const TextCallback& on_text = nullptr);
 

@@ -93,7 +93,10 @@ uint64_t Session::state_bytes() const { return impl_->state->memory_bytes(); }
 void Session::reset() {
   impl_->state->reset();
   impl_->history.clear();
+  impl_->checkpoints.clear();
 }
+
+uint64_t Session::checkpoint_bytes() const { return impl_->checkpoint_bytes(); }
 
 Status Session::eval(std::span<const int32_t> tokens, float* logits, bool all) { return impl_->eval(tokens, logits, all); }
 
@@ -150,6 +153,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
   result.reused_tokens = reused;
   result.prompt_tokens = static_cast<int64_t>(prompt.size()) - reused;
   KZ_RETURN_IF_ERROR(s.eval(prompt.subspan(static_cast<size_t>(reused)), s.logits.data(), false));
+  s.checkpoint_here();
   result.prompt_seconds = seconds_since(t_prompt);
 
   const auto t_gen = std::chrono::steady_clock::now();

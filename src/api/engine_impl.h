@@ -2,6 +2,7 @@
 // agent's token generator drives a Session token by token).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <span>
@@ -46,6 +47,43 @@ struct Session::Impl {
     return OkStatus();
   }
 
+  // Prefix cache of a model with recurrent layers (Qwen3.5), whose state
+  // cannot be truncated like a KV cache: checkpoints taken after each
+  // prompt's prefill (the point a chat's next turn, or an agent's next
+  // round, diverges from when the template rewrites the answer, e.g. drops
+  // its reasoning). At most kMaxCheckpoints, the least recently used
+  // replaced; a checkpoint is about n_layers(recurrent) x heads x d_k x d_v
+  // floats (~18 MB at the Qwen3.5-0.8B shape).
+  static constexpr size_t kMaxCheckpoints = 4;
+  struct CachedCheckpoint {
+    StateCheckpoint state;
+    uint64_t last_used = 0;
+  };
+  std::vector<CachedCheckpoint> checkpoints;
+  uint64_t clock = 0;
+
+  bool has_recurrent_state() const { return !state->recurrent().empty(); }
+
+  // After a prompt's prefill: remember this position (recurrent models).
+  void checkpoint_here() {
+    if (!has_recurrent_state() || state->n_past() == 0) return;
+    CachedCheckpoint* slot = nullptr;
+    for (auto& c : checkpoints)
+      if (c.state.n_past == state->n_past()) slot = &c;  // same position: refresh it
+    if (slot == nullptr && checkpoints.size() < kMaxCheckpoints) slot = &checkpoints.emplace_back();
+    if (slot == nullptr)
+      slot = &*std::min_element(checkpoints.begin(), checkpoints.end(),
+                                [](const auto& a, const auto& b) { return a.last_used < b.last_used; });
+    state->save_checkpoint(slot->state);  // reuses the buffers
+    slot->last_used = ++clock;
+  }
+
+  uint64_t checkpoint_bytes() const {
+    uint64_t n = 0;
+    for (const auto& c : checkpoints) n += c.state.memory_bytes();
+    return n;
+  }
+
   // Keeps the longest prefix of `prompt` the state can resume from and
   // returns its length. Always leaves at least one prompt token to evaluate,
   // because generation needs the logits after the last one.
@@ -54,12 +92,29 @@ struct Session::Impl {
     while (common < history.size() && common < prompt.size() && history[common] == prompt[common]) ++common;
     if (common == prompt.size() && common > 0) --common;
     if (common < history.size()) {
-      // A KV cache truncates; recurrent state cannot go back (checkpoints
-      // will make that possible), so it starts over unless the history is a
-      // prefix of the prompt.
-      if (!state->truncate(static_cast<int64_t>(common)).ok()) {
-        state->reset();
-        common = 0;
+      if (!has_recurrent_state()) {
+        if (!state->truncate(static_cast<int64_t>(common)).ok()) {
+          state->reset();
+          common = 0;
+        }
+      } else {
+        // The deepest checkpoint within the common prefix that is still
+        // valid (restore_checkpoint refuses stale ones), else from scratch.
+        std::vector<CachedCheckpoint*> order;
+        for (auto& c : checkpoints)
+          if (c.state.n_past > 0 && c.state.n_past <= static_cast<int64_t>(common)) order.push_back(&c);
+        std::sort(order.begin(), order.end(),
+                  [](const auto* a, const auto* b) { return a->state.n_past > b->state.n_past; });
+        size_t resumed = 0;
+        for (auto* c : order) {
+          if (state->restore_checkpoint(c->state).ok()) {
+            resumed = static_cast<size_t>(c->state.n_past);
+            c->last_used = ++clock;
+            break;
+          }
+        }
+        if (resumed == 0) state->reset();
+        common = resumed;
       }
       history.resize(common);
     }

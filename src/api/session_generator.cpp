@@ -21,6 +21,7 @@ class SessionTokenGenerator final : public agent::TokenGenerator {
     stats.reused = s_.reuse_prefix(prompt);
     const auto rest = prompt.subspan(static_cast<size_t>(stats.reused));
     KZ_RETURN_IF_ERROR(eval(rest));
+    s_.checkpoint_here();
     stats.evaluated = static_cast<int64_t>(rest.size());
     stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return stats;
