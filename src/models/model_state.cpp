@@ -4,6 +4,9 @@
 #include <atomic>
 #include <string>
 
+#include "base/scratch.h"
+#include "models/blocks/delta_rule.h"
+
 namespace kazeia {
 
 namespace {
@@ -13,6 +16,9 @@ std::atomic<uint64_t> g_next_state_id{1};
 ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
     : options_(options), id_(g_next_state_id.fetch_add(1, std::memory_order_relaxed)) {
   kv_row_ = config.n_head_kv * std::max(config.head_dim_k, config.head_dim_v);
+  ssm_nk_ = config.ssm_n_k_heads, ssm_nv_ = config.ssm_n_v_heads, ssm_d_ = config.ssm_head_dim;
+  ssm_hist_ = config.ssm_conv_kernel - 1;
+  ssm_channels_ = 2 * config.ssm_n_k_heads * config.ssm_head_dim + config.ssm_inner;
   const size_t n = static_cast<size_t>(options.n_ctx * kv_row_);
   for (LayerKind kind : config.layers) {
     if (kind == LayerKind::kGatedDeltaNet) {
@@ -23,6 +29,7 @@ ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
       r.s.assign(static_cast<size_t>(config.ssm_n_v_heads * config.ssm_head_dim * config.ssm_head_dim), 0.0f);
       r.conv.assign(static_cast<size_t>((config.ssm_conv_kernel - 1) * channels), 0.0f);
       recurrent_.push_back(std::move(r));
+      logs_.emplace_back();
     } else {
       rec_index_.push_back(-1);
       kv_index_.push_back(static_cast<int64_t>(kv_.size()));
@@ -54,6 +61,7 @@ void ModelState::rewind_to(int64_t floor) {
 }
 
 void ModelState::reset() {
+  stop_recording();
   rewind_to(0);
   for (auto& r : recurrent_) {
     std::fill(r.s.begin(), r.s.end(), 0.0f);
@@ -66,7 +74,10 @@ Status ModelState::truncate(int64_t n_past) {
     return OutOfRange("truncate to " + std::to_string(n_past) + ": state holds " + std::to_string(n_past_));
   if (!recurrent_.empty() && n_past != n_past_)
     return Unsupported("recurrent state cannot be truncated; restore a checkpoint instead");
-  if (n_past != n_past_) rewind_to(n_past);
+  if (n_past != n_past_) {
+    stop_recording();
+    rewind_to(n_past);
+  }
   return OkStatus();
 }
 
@@ -82,6 +93,12 @@ void ModelState::save_checkpoint(StateCheckpoint& out) const {
 }
 
 Status ModelState::restore_checkpoint(const StateCheckpoint& cp) {
+  KZ_RETURN_IF_ERROR(restore_impl(cp));
+  stop_recording();
+  return OkStatus();
+}
+
+Status ModelState::restore_impl(const StateCheckpoint& cp) {
   if (cp.n_past < 0) return InvalidArgument("restore_checkpoint: empty checkpoint");
   if (cp.owner != id_) return InvalidArgument("restore_checkpoint: the checkpoint belongs to another state");
   if (cp.recurrent.size() != recurrent_.size()) return InvalidArgument("restore_checkpoint: layer count differs");
@@ -102,6 +119,90 @@ Status ModelState::restore_checkpoint(const StateCheckpoint& cp) {
     std::copy(cp.recurrent[i].conv.begin(), cp.recurrent[i].conv.end(), recurrent_[i].conv.begin());
   }
   if (cp.n_past != n_past_) rewind_to(cp.n_past);
+  return OkStatus();
+}
+
+void RecurrentLog::clear() {
+  tokens = 0;
+  conv_in.clear();
+  kv.clear();
+  beta.clear();
+  g.clear();
+}
+
+void RecurrentLog::keep(int64_t n, int64_t channels, int64_t kv_row, int64_t n_v_heads) {
+  tokens = std::min(tokens, n);
+  conv_in.resize(static_cast<size_t>(tokens * channels));
+  kv.resize(static_cast<size_t>(tokens * kv_row));
+  beta.resize(static_cast<size_t>(tokens * n_v_heads));
+  g.resize(static_cast<size_t>(tokens * n_v_heads));
+}
+
+uint64_t RecurrentLog::memory_bytes() const {
+  return (conv_in.capacity() + kv.capacity() + beta.capacity() + g.capacity()) * sizeof(float);
+}
+
+void ModelState::begin_recording() {
+  for (auto& l : logs_) l.clear();
+  recording_ = true;
+  record_base_ = n_past_;
+}
+
+void ModelState::stop_recording() {
+  recording_ = false;
+  for (auto& l : logs_) l.clear();
+}
+
+uint64_t ModelState::log_bytes() const {
+  uint64_t n = 0;
+  for (const auto& l : logs_) n += l.memory_bytes();
+  return n;
+}
+
+Status ModelState::rollback(const StateCheckpoint& cp, int64_t n_past, ThreadPool* pool) {
+  if (!recording_) return InvalidArgument("rollback: the state is not recording (begin_recording at the checkpoint)");
+  if (cp.n_past != record_base_)
+    return InvalidArgument("rollback: the checkpoint is at position " + std::to_string(cp.n_past) +
+                           ", the recording began at " + std::to_string(record_base_));
+  if (n_past < record_base_ || n_past > n_past_)
+    return OutOfRange("rollback to " + std::to_string(n_past) + ": recorded positions are " +
+                      std::to_string(record_base_) + " .. " + std::to_string(n_past_));
+  const int64_t logged = n_past_ - record_base_, keep = n_past - record_base_;
+  for (size_t i = 0; i < logs_.size(); ++i)
+    if (logs_[i].tokens != logged)
+      return InvalidArgument("rollback: recurrent layer " + std::to_string(i) + " logged " +
+                             std::to_string(logs_[i].tokens) + " tokens, expected " + std::to_string(logged));
+  KZ_RETURN_IF_ERROR(restore_impl(cp));
+  const int64_t kv_row = (ssm_nk_ + ssm_nv_) * ssm_d_, inner = ssm_nv_ * ssm_d_;
+  for (size_t i = 0; i < logs_.size() && keep > 0; ++i) {
+    RecurrentLog& log = logs_[i];
+    RecurrentLayer& r = recurrent_[i];
+    DeltaRuleBatch b;
+    b.n_tokens = keep;
+    b.n_k_heads = ssm_nk_;
+    b.n_v_heads = ssm_nv_;
+    b.d_k = b.d_v = ssm_d_;
+    b.q = b.k = log.kv.data();  // the outputs are not needed: q is any valid row
+    b.v = log.kv.data() + ssm_nk_ * ssm_d_;
+    b.q_stride = b.k_stride = b.v_stride = kv_row;
+    b.beta = log.beta.data();
+    b.g = log.g.data();
+    ScratchFloats out(static_cast<size_t>(keep * inner));
+    b.out = out.data();
+    b.out_stride = inner;
+    KZ_RETURN_IF_ERROR(keep == 1 ? delta_rule_recurrent(b, r.s.data(), pool)
+                                 : delta_rule_chunked(b, kDeltaRuleDefaultChunk, r.s.data(), pool));
+    // The conv window: the last hist rows of (window at the checkpoint,
+    // then the kept tokens' inputs).
+    const size_t ch = static_cast<size_t>(ssm_channels_), hist = static_cast<size_t>(ssm_hist_);
+    ScratchFloats ext((hist + static_cast<size_t>(keep)) * ch);
+    std::copy(r.conv.begin(), r.conv.end(), ext.begin());
+    std::copy(log.conv_in.begin(), log.conv_in.begin() + static_cast<std::ptrdiff_t>(keep * ssm_channels_),
+              ext.begin() + hist * ch);
+    std::copy(ext.end() - static_cast<std::ptrdiff_t>(hist * ch), ext.end(), r.conv.begin());
+  }
+  for (auto& l : logs_) l.keep(keep, ssm_channels_, kv_row, ssm_nv_);
+  n_past_ = n_past;
   return OkStatus();
 }
 

@@ -17,6 +17,8 @@
 
 namespace kazeia {
 
+class ThreadPool;
+
 enum class KvType { kF32, kF16 };
 
 struct StateOptions {
@@ -38,6 +40,19 @@ struct KvLayer {
 struct RecurrentLayer {
   std::vector<float> s;      // n_v_heads x head_dim(k) x head_dim(v)
   std::vector<float> conv;   // (conv_kernel - 1) x channels: the last inputs
+};
+
+// The inputs of one recurrent layer's tokens since ModelState's recording
+// began: what a rollback needs to rebuild S and the conv window at any of
+// those positions from a checkpoint, without a state copy per token.
+struct RecurrentLog {
+  int64_t tokens = 0;
+  std::vector<float> conv_in;  // tokens x channels: the rows entering the causal conv
+  std::vector<float> kv;       // tokens x (n_k_heads + n_v_heads) x head_dim: k, v after conv and norms
+  std::vector<float> beta, g;  // tokens x n_v_heads
+  void clear();
+  void keep(int64_t n, int64_t channels, int64_t kv_row, int64_t n_v_heads);  // the first n tokens
+  uint64_t memory_bytes() const;
 };
 
 // A sequence's state at n_past positions, in memory: a copy of every
@@ -81,6 +96,24 @@ class ModelState {
   // valid and can be restored again.
   Status restore_checkpoint(const StateCheckpoint& checkpoint);
 
+  // Rollback (speculative decoding): begin_recording() at the position of
+  // a checkpoint; every forward pass then logs each recurrent layer's
+  // per-token inputs (~ (2 n_k + 2 n_v) head_dim floats per token and
+  // layer). rollback(cp, n) returns to any position n between the
+  // checkpoint and n_past(): it restores cp, replays the logged inputs of
+  // the kept tokens through the delta rule (recurrence for one token, the
+  // chunkwise form for more, as a forward pass over them would) and the
+  // conv window, and truncates the KV cache - giving the state, bit for
+  // bit, of a forward pass over just the kept tokens. Recording goes on
+  // from there. reset, truncate and restore_checkpoint stop it.
+  void begin_recording();
+  void stop_recording();
+  bool recording() const { return recording_; }
+  int64_t recording_base() const { return record_base_; }
+  RecurrentLog* recurrent_log(int64_t ri) { return recording_ ? &logs_[static_cast<size_t>(ri)] : nullptr; }
+  Status rollback(const StateCheckpoint& cp, int64_t n_past, ThreadPool* pool = nullptr);
+  uint64_t log_bytes() const;
+
   std::vector<KvLayer>& kv() { return kv_; }
   std::vector<RecurrentLayer>& recurrent() { return recurrent_; }
   const std::vector<KvLayer>& kv() const { return kv_; }
@@ -93,6 +126,7 @@ class ModelState {
  private:
   // Records that n_past_ drops to `floor` (reset, truncate, restore).
   void rewind_to(int64_t floor);
+  Status restore_impl(const StateCheckpoint& checkpoint);
 
   StateOptions options_;
   uint64_t id_ = 0;  // unique per ModelState, ties checkpoints to their state
@@ -107,6 +141,11 @@ class ModelState {
   std::vector<KvLayer> kv_;
   std::vector<RecurrentLayer> recurrent_;
   std::vector<int64_t> kv_index_, rec_index_;
+  // Recurrent shapes (for rollback's replay).
+  int64_t ssm_nk_ = 0, ssm_nv_ = 0, ssm_d_ = 0, ssm_hist_ = 0, ssm_channels_ = 0;
+  bool recording_ = false;
+  int64_t record_base_ = 0;
+  std::vector<RecurrentLog> logs_;
 };
 
 }  // namespace kazeia

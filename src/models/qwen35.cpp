@@ -139,8 +139,10 @@ Status Qwen35Model::forward(ModelState& state, const ForwardRequest& request) co
     for (int64_t t = 0; t < n; ++t)
       rms_norm(x.data() + t * c.n_embd, l.attn_norm, c.n_embd, c.rms_eps, h.data() + t * c.n_embd);
     if (l.kind == LayerKind::kGatedDeltaNet) {
-      RecurrentLayer& r = state.recurrent()[static_cast<size_t>(state.recurrent_index(il))];
-      KZ_RETURN_IF_ERROR(gated_delta_net_forward(c, l.delta, r, h.data(), n, y.data(), request.pool));
+      const int64_t ri = state.recurrent_index(il);
+      RecurrentLayer& r = state.recurrent()[static_cast<size_t>(ri)];
+      KZ_RETURN_IF_ERROR(gated_delta_net_forward(c, l.delta, r, h.data(), n, y.data(), request.pool,
+                                                 kDeltaRuleDefaultChunk, state.recurrent_log(ri)));
     } else {
       KvLayer& kv = state.kv()[static_cast<size_t>(state.kv_index(il))];
       KZ_RETURN_IF_ERROR(attention_forward(c, l.attn, kv, state.kv_type(), state.kv_row(), state.n_past(), h.data(),

@@ -27,7 +27,8 @@ void for_token_rows(int64_t n, ThreadPool* pool, Fn&& fn) {
 }  // namespace
 
 Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, RecurrentLayer& state,
-                               const float* x, int64_t n_tokens, float* out, ThreadPool* pool, int64_t chunk_size) {
+                               const float* x, int64_t n_tokens, float* out, ThreadPool* pool, int64_t chunk_size,
+                               RecurrentLog* log) {
   const int64_t nk = c.ssm_n_k_heads, nv = c.ssm_n_v_heads, d = c.ssm_head_dim;
   const int64_t kernel = c.ssm_conv_kernel, hist = kernel - 1;
   const int64_t channels = 2 * nk * d + nv * d;
@@ -85,6 +86,18 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   // The new window: the last hist rows of ext (older window rows included
   // when the batch is shorter than the window).
   std::copy(ext.end() - hist * channels, ext.end(), state.conv.begin());
+
+  if (log != nullptr) {  // the inputs a rollback replays (model_state.h)
+    const float* in = ext.data() + hist * channels;
+    log->conv_in.insert(log->conv_in.end(), in, in + n_tokens * channels);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const float* kv = conv.data() + t * channels + nk * d;  // k | v
+      log->kv.insert(log->kv.end(), kv, kv + (nk + nv) * d);
+    }
+    log->beta.insert(log->beta.end(), beta.data(), beta.data() + n_tokens * nv);
+    log->g.insert(log->g.end(), alpha.data(), alpha.data() + n_tokens * nv);
+    log->tokens += n_tokens;
+  }
 
   ScratchFloats o(static_cast<size_t>(n_tokens * inner));
   DeltaRuleBatch b;

@@ -30,8 +30,9 @@ struct DeltaNetWeights {
 
 // x, out: n_tokens rows of n_embd (x already normed). Updates `state`.
 // chunk_size: tokens per chunk of the chunkwise form (n_tokens > 1).
+// log (may be null): receives the batch's per-token inputs (rollback).
 Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, RecurrentLayer& state,
                                const float* x, int64_t n_tokens, float* out, ThreadPool* pool,
-                               int64_t chunk_size = kDeltaRuleDefaultChunk);
+                               int64_t chunk_size = kDeltaRuleDefaultChunk, RecurrentLog* log = nullptr);
 
 }  // namespace kazeia

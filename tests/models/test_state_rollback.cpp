@@ -1,0 +1,160 @@
+// Rollback for speculative decoding (ModelState::rollback): after a
+// checkpoint and 16 more tokens, rolling back to any of the 17 positions and
+// going on gives the logits of a state that evaluated only the kept tokens
+// (one batch) - bit for bit when they had gone in as one batch, else within
+// the chunked-prefill tolerance - from the logged per-token inputs, with one
+// state copy (the checkpoint) in all. Runs on a generated Qwen3.5 model (no
+// reference data needed) in F32 and Q8_0.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "common/test_data.h"
+#include "format/gguf.h"
+#include "models/model.h"
+#include "models/test_model_generator.h"
+
+namespace kazeia {
+namespace {
+
+struct Loaded {
+  std::optional<gguf::File> file;
+  std::unique_ptr<Model> model;
+};
+
+Loaded generated_qwen35(gen::GenFileType type) {
+  Loaded l;
+  auto config = gen::gen_preset_config("tiny-qwen35");
+  EXPECT_TRUE(config.has_value());
+  if (!config) return l;
+  config->file_type = type;
+  config->seed = 11;
+  const std::string dir = testing::scratch_dir() + "/rollback_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/qwen35-" + std::to_string(static_cast<int>(type)) + ".gguf";
+  auto written = gen::write_test_model(*config, path);
+  EXPECT_TRUE(written.ok()) << written.status().to_string();
+  auto file = gguf::File::open(path);
+  EXPECT_TRUE(file.ok()) << file.status().to_string();
+  if (!file.ok()) return l;
+  l.file.emplace(std::move(*file));
+  auto model = load_model(*l.file);
+  EXPECT_TRUE(model.ok()) << model.status().to_string();
+  if (model.ok()) l.model = std::move(*model);
+  return l;
+}
+
+std::vector<float> feed(const Model& m, ModelState& s, std::span<const int32_t> tokens) {
+  std::vector<float> logits(static_cast<size_t>(m.config().n_vocab));
+  ForwardRequest r;
+  r.tokens = tokens;
+  r.rows = LogitsRows::kLast;
+  r.logits = logits.data();
+  Status st = m.forward(s, r);
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  return logits;
+}
+
+std::vector<int32_t> tokens(int first, int n) {
+  std::vector<int32_t> v;
+  for (int i = 0; i < n; ++i) v.push_back(static_cast<int32_t>((first + 131 * i) % 3000 + 50));
+  return v;
+}
+
+class StateRollback : public ::testing::TestWithParam<gen::GenFileType> {};
+
+TEST_P(StateRollback, AnyOfTheLastSixteenPositionsEqualsNeverHavingGoneFurther) {
+  Loaded l = generated_qwen35(GetParam());
+  ASSERT_NE(l.model, nullptr);
+  const Model& m = *l.model;
+  const auto prefix = tokens(7, 40), draft = tokens(1000, 16), next = tokens(2500, 3);
+  for (int keep = 0; keep <= 16; ++keep) {
+    SCOPED_TRACE("keep " + std::to_string(keep));
+    // Reference: the prefix, the kept draft tokens as one batch, then next.
+    auto ref = m.new_state({.n_ctx = 128});
+    ASSERT_TRUE(ref.ok());
+    feed(m, **ref, prefix);
+    if (keep > 0) feed(m, **ref, std::span<const int32_t>(draft.data(), static_cast<size_t>(keep)));
+    const auto expected = feed(m, **ref, next);
+
+    auto s = m.new_state({.n_ctx = 128});
+    ASSERT_TRUE(s.ok());
+    ModelState& st = **s;
+    feed(m, st, prefix);
+    StateCheckpoint cp;
+    st.save_checkpoint(cp);
+    st.begin_recording();
+    // The draft goes in as a batch of 10, then 6 single tokens (both paths).
+    feed(m, st, std::span<const int32_t>(draft.data(), 10));
+    for (size_t i = 10; i < 16; ++i) feed(m, st, std::span<const int32_t>(draft.data() + i, 1));
+    ASSERT_EQ(st.n_past(), 56);
+    ASSERT_TRUE(st.rollback(cp, 40 + keep).ok());
+    EXPECT_EQ(st.n_past(), 40 + keep);
+    EXPECT_TRUE(st.recording());
+    EXPECT_GT(st.log_bytes(), 0u);
+    const auto got = feed(m, st, next);
+    ASSERT_EQ(got.size(), expected.size());
+    float diff = 0.0f, peak = 0.0f;
+    for (size_t i = 0; i < got.size(); ++i) {
+      diff = std::max(diff, std::fabs(got[i] - expected[i]));
+      peak = std::max(peak, std::fabs(expected[i]));
+    }
+    std::printf("[rollback] keep %2d  max|diff| %.3g (%.2g of max|logit|)\n", keep, diff, diff / peak);
+    if (keep >= 2 && keep <= 10) {
+      // Kept tokens that went in together: the same arithmetic throughout.
+      EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)));
+    } else {
+      // The attention layers' cache rows of the kept tokens were computed
+      // under another batching (a lone token takes the recurrence, a batch
+      // the chunkwise form): the chunked-prefill tolerance.
+      EXPECT_LE(diff, 1e-5f * peak);
+    }
+  }
+}
+
+TEST_P(StateRollback, RollsBackTwiceAndRefusesBadRequests) {
+  Loaded l = generated_qwen35(GetParam());
+  ASSERT_NE(l.model, nullptr);
+  const Model& m = *l.model;
+  const auto prefix = tokens(3, 20), draft = tokens(900, 12);
+  auto s = m.new_state({.n_ctx = 128});
+  ASSERT_TRUE(s.ok());
+  ModelState& st = **s;
+  feed(m, st, prefix);
+  StateCheckpoint cp;
+  st.save_checkpoint(cp);
+  // Not recording yet: refused.
+  EXPECT_FALSE(st.rollback(cp, 20).ok());
+  st.begin_recording();
+  feed(m, st, draft);
+  EXPECT_FALSE(st.rollback(cp, 19).ok());  // before the checkpoint
+  EXPECT_FALSE(st.rollback(cp, 33).ok());  // past n_past
+  ASSERT_TRUE(st.rollback(cp, 28).ok());   // keep 8
+  // Then more tokens and a second rollback into the kept part.
+  feed(m, st, std::span<const int32_t>(draft.data() + 8, 4));
+  ASSERT_TRUE(st.rollback(cp, 25).ok());
+  const auto got = feed(m, st, prefix);
+  auto ref = m.new_state({.n_ctx = 128});
+  ASSERT_TRUE(ref.ok());
+  feed(m, **ref, prefix);
+  feed(m, **ref, std::span<const int32_t>(draft.data(), 5));
+  const auto expected = feed(m, **ref, prefix);
+  EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)));
+  // A checkpoint taken elsewhere is refused; restore_checkpoint stops the recording.
+  StateCheckpoint other;
+  st.save_checkpoint(other);
+  EXPECT_FALSE(st.rollback(other, 25).ok());
+  ASSERT_TRUE(st.restore_checkpoint(cp).ok());
+  EXPECT_FALSE(st.recording());
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, StateRollback, ::testing::Values(gen::GenFileType::kF32, gen::GenFileType::kQ8_0));
+
+}  // namespace
+}  // namespace kazeia
