@@ -168,10 +168,17 @@ struct StripRunner {
   // memory latency with only the line-fill buffers in flight (~10 GB/s per
   // core here instead of the ~20 GB/s the memory gives two cores). Into L2
   // (T1): measured best against T0, T2 and a strip further ahead.
+  static constexpr bool kUsePrefetch = true;  // for A/B runs
   struct Prefetch {
     const uint8_t* next = nullptr;
     int lines = 0;
   };
+  // Out of line on purpose: inside the flattened pass, the loop pushed GCC
+  // past its growth limits and it outlined the decoders' lambdas instead
+  // (the unpacked vectors then went through memory).
+  [[gnu::noinline]] static void prefetch_lines(const uint8_t* p, int n) {
+    for (int i = 0; i < n; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + 64 * i), _MM_HINT_T1);
+  }
 
   template <int C, bool kPanel>
   [[gnu::noinline, gnu::flatten]] static void pass(const Rows<Isa>& rows, const Panel* panel, int64_t nb,
@@ -180,10 +187,7 @@ struct StripRunner {
     VF acc[C];
     static_for<C>([&](auto c) { acc[c] = Isa::zero_f(); });
     for (int64_t b = 0; b < nb; ++b) {
-      if (!kPanel) {
-        const uint8_t* line = pf.next + static_cast<size_t>(b) * static_cast<size_t>(pf.lines) * 64;
-        for (int i = 0; i < pf.lines; ++i) _mm_prefetch(reinterpret_cast<const char*>(line + 64 * i), _MM_HINT_T1);
-      }
+      if (!kPanel && kUsePrefetch) prefetch_lines(pf.next + static_cast<size_t>(b) * static_cast<size_t>(pf.lines) * 64, pf.lines);
       typename Dec::template Compute<C, kChains<C>> comp(b, tok, acc);
       if constexpr (kPanel && requires { Dec::kCustomReplay; }) {
         Dec::replay(panel[b], comp);
