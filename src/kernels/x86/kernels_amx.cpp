@@ -52,20 +52,28 @@ struct TileConfig {
   uint8_t rows[16] = {};
 };
 
-// Tiles 0, 3: C (16 x 16 int32); 1, 4: A (16 rows x 32 bytes); 2, 5: B
-// (8 rows x 64 bytes). Two sets, so one block's product runs while the
-// previous one's sums are turned into floats.
+// Tiles 0-3: C (16 x 16 int32), four blocks' sums; 4, 5: A (16 rows x 32
+// bytes); 6, 7: B (8 rows x 64 bytes). Four independent products are in
+// flight before the first of their sums is stored: a tile store waits for
+// its product, and with one or two in flight the unit sat idle on it.
 void configure_tiles() {
   thread_local bool configured = false;
   if (configured) return;
   alignas(64) TileConfig cfg;
-  for (int set = 0; set < 2; ++set) {
-    cfg.colsb[3 * set] = 64, cfg.rows[3 * set] = 16;
-    cfg.colsb[3 * set + 1] = 32, cfg.rows[3 * set + 1] = 16;
-    cfg.colsb[3 * set + 2] = 64, cfg.rows[3 * set + 2] = 8;
-  }
+  for (int c = 0; c < 4; ++c) cfg.colsb[c] = 64, cfg.rows[c] = 16;
+  for (int t = 4; t < 6; ++t) cfg.colsb[t] = 32, cfg.rows[t] = 16;
+  for (int t = 6; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 8;
   _tile_loadconfig(&cfg);
   configured = true;
+}
+
+// One block's product into C tile kC (A, B staged in kA, kB).
+template <int kC, int kA, int kB>
+[[gnu::always_inline]] inline void block_product(const uint8_t* weights, const uint8_t* acts) {
+  _tile_zero(kC);
+  _tile_loadd(kA, weights, kBlock);
+  _tile_loadd(kB, acts, 64);
+  _tile_dpbssd(kC, kA, kB);
 }
 
 size_t tile_group_bytes(int64_t n_in) { return static_cast<size_t>(n_in / kBlock) * kActBlockBytes; }
@@ -140,44 +148,45 @@ void amx_strip(const StripArgs& a) {
   if (panel_buf.size() < panel_bytes) panel_buf.resize(panel_bytes);
   uint8_t* panel = panel_buf.data() + ((64 - reinterpret_cast<uintptr_t>(panel_buf.data()) % 64) % 64);
   pack_panel<kQ4>(a, nb, panel);
-  // The sums of a block are read back kLag blocks after their tile store:
-  // a tile store followed at once by vector loads of the same lines stalls
-  // until the product and the store complete (~ the whole pipeline).
-  constexpr int kLag = 4;
-  alignas(64) int32_t sums[kLag + 1][16 * 16];
+  // Blocks go in batches of four (tiles 0-3); the sums of batch i are
+  // turned into floats while batch i + 1's products run.
+  alignas(64) int32_t sums[2][4][16 * 16];
   alignas(64) float out[16][16];
   const int64_t n_tok = a.x.n_tokens;
+  const int64_t n_batches = nb / 4;
+  auto act_block = [&](const uint8_t* group, int64_t b) { return group + static_cast<size_t>(b) * kActBlockBytes; };
+  auto panel_block = [&](int64_t b) { return panel + static_cast<size_t>(b) * kPanelBlockBytes; };
   for (int64_t t0 = 0; t0 < n_tok; t0 += kTokens) {
     const uint8_t* group = a.tiles + static_cast<size_t>(t0 / kTokens) * a.tile_group_bytes;
     __m512 acc[16];
     for (auto& v : acc) v = _mm512_setzero_ps();
-    // Block b's product on tile set b % 2 while block b - kLag is finished.
-    for (int64_t b = 0; b < nb + kLag; ++b) {
-      if (b < nb) {
-        const uint8_t* pb = panel + static_cast<size_t>(b) * kPanelBlockBytes;
-        const uint8_t* xb = group + static_cast<size_t>(b) * kActBlockBytes;
-        int32_t* dst = sums[b % (kLag + 1)];
-        // The group's blocks come from L2: ask for block b + 4 now.
-        for (int l = 0; l < 9; ++l) _mm_prefetch(reinterpret_cast<const char*>(xb + 4 * kActBlockBytes + 64 * l), _MM_HINT_T0);
-        if (b % 2 == 0) {
-          _tile_zero(0);
-          _tile_loadd(1, pb, kBlock);
-          _tile_loadd(2, xb, 64);
-          _tile_dpbssd(0, 1, 2);
-          _tile_stored(0, dst, 64);
-        } else {
-          _tile_zero(3);
-          _tile_loadd(4, pb, kBlock);
-          _tile_loadd(5, xb, 64);
-          _tile_dpbssd(3, 4, 5);
-          _tile_stored(3, dst, 64);
-        }
+    auto finish = [&](const int32_t* s32, int64_t b) {
+      finish_block<kQ4>(s32, panel_block(b), reinterpret_cast<const float*>(act_block(group, b) + 8 * 64), acc);
+    };
+    for (int64_t i = 0; i <= n_batches; ++i) {
+      if (i < n_batches) {
+        const int64_t b = 4 * i;
+        int32_t(*dst)[16 * 16] = sums[i % 2];
+        // The group's blocks come from L2: ask for the next batch now.
+        for (int l = 0; l < 36; ++l)
+          _mm_prefetch(reinterpret_cast<const char*>(act_block(group, b + 4) + 64 * l), _MM_HINT_T0);
+        block_product<0, 4, 6>(panel_block(b), act_block(group, b));
+        block_product<1, 5, 7>(panel_block(b + 1), act_block(group, b + 1));
+        block_product<2, 4, 6>(panel_block(b + 2), act_block(group, b + 2));
+        block_product<3, 5, 7>(panel_block(b + 3), act_block(group, b + 3));
+        _tile_stored(0, dst[0], 64);
+        _tile_stored(1, dst[1], 64);
+        _tile_stored(2, dst[2], 64);
+        _tile_stored(3, dst[3], 64);
       }
-      if (b >= kLag) {
-        const int64_t pbk = b - kLag;
-        finish_block<kQ4>(sums[pbk % (kLag + 1)], panel + static_cast<size_t>(pbk) * kPanelBlockBytes,
-                          reinterpret_cast<const float*>(group + static_cast<size_t>(pbk) * kActBlockBytes + 8 * 64), acc);
+      if (i > 0) {
+        for (int j = 0; j < 4; ++j) finish(sums[(i - 1) % 2][j], 4 * (i - 1) + j);
       }
+    }
+    for (int64_t b = 4 * n_batches; b < nb; ++b) {  // the last nb % 4 blocks
+      block_product<0, 4, 6>(panel_block(b), act_block(group, b));
+      _tile_stored(0, sums[0][0], 64);
+      finish(sums[0][0], b);
     }
     for (int r = 0; r < 16; ++r) _mm512_store_ps(out[r], acc[r]);
     const int64_t n = n_tok - t0 < kTokens ? n_tok - t0 : kTokens;
