@@ -65,6 +65,8 @@ void fill_scalar(KernelTable& t) {
   t.quantize_q8_K = ref::quantize_row_q8_K_act;
   t.gemm_f32_acc = ref::gemm_f32_acc;
   t.softmax_online_row = ref::softmax_online_row;
+  t.silu = ref::silu_approx;
+  t.swiglu = ref::swiglu_approx;
 }
 
 // ARM: arm/arm_kernels.h returns the best dot / quantizer for a level, or

@@ -79,6 +79,8 @@ using AuxFn = void (*)(int64_t n_in, const uint8_t* q_row, uint8_t* aux_row);
 using BytesFn = size_t (*)(int64_t n_in);
 using SoftmaxOnlineRowFn = float (*)(const float* s, int64_t valid, int64_t n, float scale, float* m,
                                      float* alpha, float* p);
+using SiluFn = void (*)(const float* x, int64_t n, float* out);
+using SwigluFn = void (*)(const float* gate, const float* up, int64_t n, float* out);
 // Interleaves n <= 16 activation rows (q_stride apart) into one token group.
 using TileActsFn = void (*)(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
 using GemmF32AccFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b,
@@ -117,6 +119,8 @@ struct KernelTable {
   QuantizeActFn quantize_q8_K = nullptr;
   GemmF32AccFn gemm_f32_acc = nullptr;  // C += A * B, bit-identical to ref::gemm_f32_acc
   SoftmaxOnlineRowFn softmax_online_row = nullptr;  // bit-identical to the reference
+  SiluFn silu = nullptr;      // bit-identical to ref::silu_approx
+  SwigluFn swiglu = nullptr;  // bit-identical to ref::swiglu_approx
 
   // The kernels for a weight type, nullptr when matmul does not support it.
   const WeightKernels* find(TensorType weight_type) const;

@@ -155,7 +155,9 @@ void softmax_ext(const float* x, const float* mask, int64_t n, float scale, floa
 // Scalar ggml formulas (the portable fallbacks of ggml's vectorised ones).
 // Every output may alias an input.
 
-void silu(const float* x, int64_t n, float* out);                    // x / (1 + expf(-x))
+// silu and swiglu use the kernels' exp (exp_approx, ~2e-7 relative) and
+// dispatch to SIMD variants with the same bits; out may alias the inputs.
+void silu(const float* x, int64_t n, float* out);                    // x / (1 + exp(-x))
 void swiglu(const float* gate, const float* up, int64_t n, float* out);  // silu(gate) * up
 void sigmoid(const float* x, int64_t n, float* out);                 // 1 / (1 + expf(-x))
 void softplus(const float* x, int64_t n, float* out);                // x > 20 ? x : logf(1 + expf(x))

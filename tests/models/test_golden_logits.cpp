@@ -214,16 +214,29 @@ TEST_F(GoldenLogits, ChunkedPrefillEqualsOneBatch) {
         worst = std::max(worst, std::fabs(double(one[i]) - chunked[i]));
         scale = std::max(scale, std::fabs(double(one[i])));
       }
-      // Relative to the largest logit (~20 here). qwen35 runs a batch
+      // qwen3: bit-identical by construction (batch-invariant matmuls,
+      // attention tiles aligned to absolute positions). qwen35 runs a batch
       // through the chunkwise delta rule (64-token chunks from the batch
       // start) and single tokens through the recurrence: pieces of 64 split
-      // the 200 tokens exactly as one batch does (same arithmetic, 0
-      // difference), pieces of 1 or 7 sum in another order. The two forms
-      // agree to ~1e-6 relative (test_delta_rule.cpp), up to ~2e-4 absolute
-      // on these logits after 4 layers; both feedings stay within 1e-4 of
-      // llama.cpp (F32Models).
-      EXPECT_LE(worst / scale, 1e-5) << "chunk " << chunk << ": max|diff| " << worst << ", max|logit| " << scale;
-      if (std::string(m) == "qwen3-tiny-f32") EXPECT_LE(worst, 1e-5) << "chunk " << chunk;
+      // the 200 tokens exactly as one batch does (0 difference); pieces of 1
+      // or 7 mix the two f32 forms, which agree to ~1e-6 relative on the
+      // delta rule alone (test_delta_rule.cpp) and drift to 4e-6 .. 1.2e-5 of
+      // the largest logit (~24) after 4 layers, depending on last-bit
+      // changes anywhere upstream. Bound: 2e-5 relative, and every feeding
+      // within 1e-4 of llama.cpp's stored rows.
+      const bool exact = std::string(m) == "qwen3-tiny-f32" || chunk == 64;
+      if (exact) {
+        EXPECT_EQ(worst, 0.0) << "chunk " << chunk;
+      } else {
+        EXPECT_LE(worst / scale, 2e-5) << "chunk " << chunk << ": max|diff| " << worst << ", max|logit| " << scale;
+      }
+      const auto positions = g.meta["positions"].get<std::vector<int64_t>>();
+      double golden_worst = 0.0;
+      for (size_t r = 0; r < positions.size(); ++r)
+        for (int64_t v = 0; v < g.n_vocab; ++v)
+          golden_worst = std::max(golden_worst, std::fabs(double(g.rows[r * static_cast<size_t>(g.n_vocab) + static_cast<size_t>(v)]) -
+                                                          chunked[static_cast<size_t>(positions[r] * g.n_vocab + v)]));
+      EXPECT_LE(golden_worst, 1e-4) << "chunk " << chunk << " against llama.cpp";
       std::printf("[chunked prefill] %-16s pieces of %-3zu max|diff| vs one batch %.3g (%.2g of max|logit|)\n", m, chunk,
                   worst, worst / scale);
     }

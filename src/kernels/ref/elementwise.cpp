@@ -1,8 +1,8 @@
-// Elementwise ops: the scalar formulas of ggml (ggml_silu_f32,
-// ggml_vec_swiglu_f32's tail loop, the unary sigmoid / softplus ops).
-// ggml's SIMD builds evaluate silu / exp with their own polynomial
-// (ggml_v_expf), which differs from expf by about an ulp; the reference keeps
-// libm's expf.
+// Elementwise ops: the scalar formulas of ggml's unary sigmoid / softplus
+// ops with libm's expf. silu and swiglu (ref/softmax_online.cpp) use the
+// kernels' exp_approx instead, as ggml's SIMD builds use their own
+// polynomial (ggml_v_expf): about an ulp from expf either way, and
+// vectorisable with the same bits.
 #include <cmath>
 
 #include "kernels/kernels.h"
@@ -14,17 +14,7 @@
 namespace kazeia::kernels {
 namespace {
 
-inline float silu_one(float v) { return v / (1.0f + std::exp(-v)); }
-
 }  // namespace
-
-void silu(const float* x, int64_t n, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = silu_one(x[i]);
-}
-
-void swiglu(const float* gate, const float* up, int64_t n, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = silu_one(gate[i]) * up[i];
-}
 
 void sigmoid(const float* x, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = 1.0f / (1.0f + std::exp(-x[i]));

@@ -303,6 +303,14 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
   active_kernels().gemm_f32_acc(m, n, k, a, lda, b, ldb, c, ldc);
 }
 
+void silu(const float* x, int64_t n, float* out) {
+  if (n > 0) active_kernels().silu(x, n, out);
+}
+
+void swiglu(const float* gate, const float* up, int64_t n, float* out) {
+  if (n > 0) active_kernels().swiglu(gate, up, n, out);
+}
+
 float softmax_online_row(const float* s, int64_t valid, int64_t n, float scale, float* m, float* alpha, float* p) {
   return active_kernels().softmax_online_row(s, valid, n, scale, m, alpha, p);
 }

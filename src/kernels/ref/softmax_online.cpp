@@ -1,5 +1,5 @@
-// One row of a tiled attention's online softmax (ref::softmax_online_row)
-// and the exp it uses. The exp is a fixed sequence of float operations
+// One row of a tiled attention's online softmax (ref::softmax_online_row),
+// silu / swiglu, and the exp they use. The exp is a fixed sequence of float operations
 // (no fused multiply-adds, round-to-nearest by the 1.5 * 2^23 trick), so a
 // SIMD variant that performs the same operations lane by lane gives the
 // same bits; the sum of the weights is kept in 16 lanes (element j in lane
@@ -32,6 +32,14 @@ float exp_approx(float x) {
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
   return p * scale;
+}
+
+void silu_approx(const float* x, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] / (1.0f + exp_approx(0.0f - x[i]));
+}
+
+void swiglu_approx(const float* gate, const float* up, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + exp_approx(0.0f - gate[i])) * up[i];
 }
 
 float softmax_online_row(const float* s, int64_t valid, int64_t n, float scale, float* m, float* alpha, float* p) {

@@ -71,6 +71,12 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
 // x <= -87, NaN included); SIMD variants repeat it lane by lane.
 float exp_approx(float x);
 
+// silu(x) = x / (1 + exp_approx(-x)); swiglu = silu(gate) * up. The
+// forward passes' activations (kernels::silu / swiglu dispatch to these or
+// a bit-identical SIMD variant).
+void silu_approx(const float* x, int64_t n, float* out);
+void swiglu_approx(const float* gate, const float* up, int64_t n, float* out);
+
 // One row of an online softmax over a tile of n scores s (first `valid`
 // real, the rest masked): p[j] = exp_approx(s[j] * scale - m_new) with
 // m_new = max(*m, max_j s[j] * scale), p[j] = 0 for j >= valid;

@@ -67,15 +67,6 @@ void configure_tiles() {
   configured = true;
 }
 
-// One block's product into C tile kC (A, B staged in kA, kB).
-template <int kC, int kA, int kB>
-[[gnu::always_inline]] inline void block_product(const uint8_t* weights, const uint8_t* acts) {
-  _tile_zero(kC);
-  _tile_loadd(kA, weights, kBlock);
-  _tile_loadd(kB, acts, 64);
-  _tile_dpbssd(kC, kA, kB);
-}
-
 size_t tile_group_bytes(int64_t n_in) { return static_cast<size_t>(n_in / kBlock) * kActBlockBytes; }
 
 // Up to 16 Q8_0 rows into one group; missing tokens are zeros.
@@ -170,10 +161,23 @@ void amx_strip(const StripArgs& a) {
         // The group's blocks come from L2: ask for the next batch now.
         for (int l = 0; l < 36; ++l)
           _mm_prefetch(reinterpret_cast<const char*>(act_block(group, b + 4) + 64 * l), _MM_HINT_T0);
-        block_product<0, 4, 6>(panel_block(b), act_block(group, b));
-        block_product<1, 5, 7>(panel_block(b + 1), act_block(group, b + 1));
-        block_product<2, 4, 6>(panel_block(b + 2), act_block(group, b + 2));
-        block_product<3, 5, 7>(panel_block(b + 3), act_block(group, b + 3));
+        // (The tile intrinsics take literal tile numbers: written out.)
+        _tile_zero(0);
+        _tile_loadd(4, panel_block(b), kBlock);
+        _tile_loadd(6, act_block(group, b), 64);
+        _tile_dpbssd(0, 4, 6);
+        _tile_zero(1);
+        _tile_loadd(5, panel_block(b + 1), kBlock);
+        _tile_loadd(7, act_block(group, b + 1), 64);
+        _tile_dpbssd(1, 5, 7);
+        _tile_zero(2);
+        _tile_loadd(4, panel_block(b + 2), kBlock);
+        _tile_loadd(6, act_block(group, b + 2), 64);
+        _tile_dpbssd(2, 4, 6);
+        _tile_zero(3);
+        _tile_loadd(5, panel_block(b + 3), kBlock);
+        _tile_loadd(7, act_block(group, b + 3), 64);
+        _tile_dpbssd(3, 5, 7);
         _tile_stored(0, dst[0], 64);
         _tile_stored(1, dst[1], 64);
         _tile_stored(2, dst[2], 64);
@@ -184,7 +188,10 @@ void amx_strip(const StripArgs& a) {
       }
     }
     for (int64_t b = 4 * n_batches; b < nb; ++b) {  // the last nb % 4 blocks
-      block_product<0, 4, 6>(panel_block(b), act_block(group, b));
+      _tile_zero(0);
+      _tile_loadd(4, panel_block(b), kBlock);
+      _tile_loadd(6, act_block(group, b), 64);
+      _tile_dpbssd(0, 4, 6);
       _tile_stored(0, sums[0][0], 64);
       finish(sums[0][0], b);
     }

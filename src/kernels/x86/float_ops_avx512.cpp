@@ -1,6 +1,7 @@
-// AVX-512 online-softmax row (ref::softmax_online_row): the reference's
-// exp_approx on 16 lanes at once, the same operations in the same order
-// (no fused multiply-adds), and its 16-lane sum - bit-identical results.
+// AVX-512 float ops built on the reference's exp_approx, evaluated on 16
+// lanes with the same operations in the same order (no fused multiply-adds),
+// so every result is bit-identical to its reference: the online-softmax row
+// (ref::softmax_online_row, with its 16-lane sum), silu and swiglu.
 #include <immintrin.h>
 
 #include <cmath>
@@ -70,8 +71,33 @@ float softmax_online_row_avx512(const float* s, int64_t valid, int64_t n, float 
   return _mm_cvtss_f32(_mm_add_ss(c, _mm_movehdup_ps(c)));
 }
 
+// x / (1 + exp(-x)), as ref::silu_approx.
+inline __m512 silu16(__m512 x) {
+  const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), x));
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+void silu_avx512(const float* x, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = first(n - i);
+    _mm512_mask_storeu_ps(out + i, k, silu16(_mm512_maskz_loadu_ps(k, x + i)));
+  }
+}
+
+void swiglu_avx512(const float* gate, const float* up, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = first(n - i);
+    const __m512 s = silu16(_mm512_maskz_loadu_ps(k, gate + i));
+    _mm512_mask_storeu_ps(out + i, k, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(k, up + i)));
+  }
+}
+
 }  // namespace
 
-void fill_avx512_softmax(KernelTable& table) { table.softmax_online_row = &softmax_online_row_avx512; }
+void fill_avx512_float_ops(KernelTable& table) {
+  table.softmax_online_row = &softmax_online_row_avx512;
+  table.silu = &silu_avx512;
+  table.swiglu = &swiglu_avx512;
+}
 
 }  // namespace kazeia::kernels::x86

@@ -1,7 +1,8 @@
-// The online-softmax row of the tiled attention: its exp against std::exp,
-// one row against a double-precision softmax, the online combination of
-// tiles against one pass over the whole row, and every kernel table bit
-// for bit against the reference (odd lengths, masked tails, -inf start).
+// The float ops built on the kernels' exp: exp_approx against std::exp; the
+// online-softmax row of the tiled attention against a double-precision
+// softmax, its tiles combined against one pass over the whole row; silu and
+// swiglu against double formulas; and every kernel table bit for bit against
+// the references (odd lengths, masked tails, -inf start, misaligned starts).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -82,6 +83,54 @@ TEST(SoftmaxOnline, EveryTableEqualsTheReferenceBitForBit) {
           EXPECT_EQ(0, std::memcmp(p_ref.data(), p_got.data(), p_ref.size() * sizeof(float))) << table->name << " n=" << n;
         }
       }
+    }
+  }
+}
+
+TEST(SiluSwiglu, ReferenceMatchesDoubleFormulas) {
+  std::vector<float> x, up;
+  for (float v = -30.0f; v <= 30.0f; v += 0.013f) x.push_back(v);
+  for (size_t i = 0; i < x.size(); ++i) up.push_back(0.5f + static_cast<float>(i % 7) * 0.25f);
+  std::vector<float> s(x.size()), g(x.size());
+  ref::silu_approx(x.data(), static_cast<int64_t>(x.size()), s.data());
+  ref::swiglu_approx(x.data(), up.data(), static_cast<int64_t>(x.size()), g.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = x[i] / (1.0 + std::exp(-static_cast<double>(x[i])));
+    EXPECT_NEAR(s[i], want, 5e-7 * std::fabs(want) + 1e-30) << x[i];
+    EXPECT_NEAR(g[i], want * up[i], 6e-7 * std::fabs(want * up[i]) + 1e-30) << x[i];
+  }
+  // Extremes: silu(x) -> x for large x, -> -0 for very negative x; no NaN.
+  const float ext[4] = {100.0f, -100.0f, 0.0f, -87.5f};
+  float out[4];
+  ref::silu_approx(ext, 4, out);
+  EXPECT_EQ(out[0], 100.0f);
+  EXPECT_LE(std::fabs(out[1]), 1e-35f);
+  EXPECT_EQ(out[2], 0.0f);
+  EXPECT_TRUE(std::isfinite(out[3]));
+}
+
+TEST(SiluSwiglu, EveryTableEqualsTheReferenceBitForBit) {
+  std::mt19937 rng(9);
+  std::normal_distribution<float> dist(0.0f, 6.0f);
+  for (const KernelTable* table : available_kernel_tables()) {
+    ASSERT_NE(table->silu, nullptr) << table->name;
+    ASSERT_NE(table->swiglu, nullptr) << table->name;
+    for (int64_t n : {1, 5, 16, 17, 100, 1031}) {
+      std::vector<float> x(static_cast<size_t>(n) + 1), up(x.size());
+      for (auto& v : x) v = dist(rng);
+      for (auto& v : up) v = dist(rng);
+      std::vector<float> a(static_cast<size_t>(n)), b(a.size());
+      ref::silu_approx(x.data() + 1, n, a.data());
+      table->silu(x.data() + 1, n, b.data());
+      EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << table->name << " silu n=" << n;
+      ref::swiglu_approx(x.data() + 1, up.data() + 1, n, a.data());
+      table->swiglu(x.data() + 1, up.data() + 1, n, b.data());
+      EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << table->name << " swiglu n=" << n;
+      // In place (out aliases the input), as the forward passes call it.
+      std::vector<float> inplace(x.begin() + 1, x.end());
+      table->silu(inplace.data(), n, inplace.data());
+      ref::silu_approx(x.data() + 1, n, a.data());
+      EXPECT_EQ(0, std::memcmp(a.data(), inplace.data(), a.size() * sizeof(float))) << table->name << " in place";
     }
   }
 }
