@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "base/thread_pool.h"
+#include "kernels/kernels.h"
 
 namespace kazeia {
 
@@ -96,17 +97,10 @@ double measure_read_bandwidth(int n_threads, uint64_t bytes, int passes) {
   for (int p = 0; p < passes; ++p) {
     const double t0 = now_seconds();
     pool.parallel_for(0, static_cast<int64_t>(n), [&](int64_t b, int64_t e, int t) {
-      // Four independent accumulators so the loop is bound by loads, not adds.
-      uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-      int64_t i = b;
-      for (; i + 4 <= e; i += 4) {
-        a0 += buffer[static_cast<size_t>(i)];
-        a1 += buffer[static_cast<size_t>(i + 1)];
-        a2 += buffer[static_cast<size_t>(i + 2)];
-        a3 += buffer[static_cast<size_t>(i + 3)];
-      }
-      for (; i < e; ++i) a0 += buffer[static_cast<size_t>(i)];
-      sinks[static_cast<size_t>(t) * 8] += a0 + a1 + a2 + a3;
+      // The kernels' widest loads (64-byte with AVX-512): a scalar loop
+      // here measured 30-50 % less than the memory delivers.
+      sinks[static_cast<size_t>(t) * 8] += kernels::read_stream(
+          reinterpret_cast<const uint8_t*>(buffer.get() + b), static_cast<size_t>(e - b) * sizeof(uint64_t));
     }, 1, pool.size());
     best = std::max(best, static_cast<double>(n * sizeof(uint64_t)) / (now_seconds() - t0));
   }

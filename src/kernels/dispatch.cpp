@@ -67,6 +67,7 @@ void fill_scalar(KernelTable& t) {
   t.softmax_online_row = ref::softmax_online_row;
   t.silu = ref::silu_approx;
   t.swiglu = ref::swiglu_approx;
+  t.read_stream = ref::read_stream;
 }
 
 // ARM: arm/arm_kernels.h returns the best dot / quantizer for a level, or

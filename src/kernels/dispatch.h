@@ -79,6 +79,7 @@ using AuxFn = void (*)(int64_t n_in, const uint8_t* q_row, uint8_t* aux_row);
 using BytesFn = size_t (*)(int64_t n_in);
 using SoftmaxOnlineRowFn = float (*)(const float* s, int64_t valid, int64_t n, float scale, float* m,
                                      float* alpha, float* p);
+using ReadStreamFn = uint64_t (*)(const uint8_t* p, size_t bytes);
 using SiluFn = void (*)(const float* x, int64_t n, float* out);
 using SwigluFn = void (*)(const float* gate, const float* up, int64_t n, float* out);
 // Interleaves n <= 16 activation rows (q_stride apart) into one token group.
@@ -121,6 +122,7 @@ struct KernelTable {
   SoftmaxOnlineRowFn softmax_online_row = nullptr;  // bit-identical to the reference
   SiluFn silu = nullptr;      // bit-identical to ref::silu_approx
   SwigluFn swiglu = nullptr;  // bit-identical to ref::swiglu_approx
+  ReadStreamFn read_stream = nullptr;  // = ref::read_stream, with the widest loads
 
   // The kernels for a weight type, nullptr when matmul does not support it.
   const WeightKernels* find(TensorType weight_type) const;

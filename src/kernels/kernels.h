@@ -155,6 +155,10 @@ void softmax_ext(const float* x, const float* mask, int64_t n, float scale, floa
 // Scalar ggml formulas (the portable fallbacks of ggml's vectorised ones).
 // Every output may alias an input.
 
+// Sums a buffer's 64-bit words (mod 2^64) with the widest loads this CPU
+// has: the memory-bandwidth probe of `kazeia bench --bandwidth`.
+uint64_t read_stream(const uint8_t* p, size_t bytes);
+
 // silu and swiglu use the kernels' exp (exp_approx, ~2e-7 relative) and
 // dispatch to SIMD variants with the same bits; out may alias the inputs.
 void silu(const float* x, int64_t n, float* out);                    // x / (1 + exp(-x))

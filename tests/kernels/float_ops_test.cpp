@@ -135,5 +135,26 @@ TEST(SiluSwiglu, EveryTableEqualsTheReferenceBitForBit) {
   }
 }
 
+TEST(ReadStream, SumsTheWordsInEveryTable) {
+  // Words 1, 2, 3, ...: the sum of the first k is k (k + 1) / 2.
+  std::vector<uint64_t> words(1000);
+  for (size_t i = 0; i < words.size(); ++i) words[i] = i + 1;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(words.data());
+  EXPECT_EQ(ref::read_stream(bytes, 1000 * 8), 1000u * 1001u / 2u);
+  EXPECT_EQ(ref::read_stream(bytes, 37 * 8 + 5), 37u * 38u / 2u);  // a partial last word is ignored
+  std::mt19937_64 rng(2);
+  std::vector<uint8_t> buf(9000);
+  for (auto& b : buf) b = static_cast<uint8_t>(rng());
+  for (const KernelTable* table : available_kernel_tables()) {
+    ASSERT_NE(table->read_stream, nullptr) << table->name;
+    for (size_t n : {size_t{0}, size_t{7}, size_t{8}, size_t{255}, size_t{256}, size_t{1000}, size_t{8191}}) {
+      for (size_t offset : {size_t{0}, size_t{3}}) {
+        EXPECT_EQ(table->read_stream(buf.data() + offset, n), ref::read_stream(buf.data() + offset, n))
+            << table->name << " n=" << n << " offset=" << offset;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kazeia::kernels

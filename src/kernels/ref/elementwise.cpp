@@ -5,7 +5,10 @@
 // vectorisable with the same bits.
 #include <cmath>
 
+#include <cstring>
+
 #include "kernels/kernels.h"
+#include "kernels/ref/vec_dot.h"
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF  // bit-exact float results: no fused multiply-add
@@ -37,5 +40,29 @@ void mul(const float* a, const float* b, int64_t n, float* out) {
 void scale(const float* x, float s, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * s;
 }
+
+namespace ref {
+
+uint64_t read_stream(const uint8_t* p, size_t bytes) {
+  // Four independent sums, so the loop is bound by loads, not adds.
+  uint64_t a[4] = {0, 0, 0, 0};
+  const size_t words = bytes / 8;
+  size_t i = 0;
+  for (; i + 4 <= words; i += 4) {
+    for (int j = 0; j < 4; ++j) {
+      uint64_t w;
+      std::memcpy(&w, p + 8 * (i + static_cast<size_t>(j)), 8);
+      a[j] += w;
+    }
+  }
+  for (; i < words; ++i) {
+    uint64_t w;
+    std::memcpy(&w, p + 8 * i, 8);
+    a[0] += w;
+  }
+  return a[0] + a[1] + a[2] + a[3];
+}
+
+}  // namespace ref
 
 }  // namespace kazeia::kernels

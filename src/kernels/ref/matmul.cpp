@@ -303,6 +303,8 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
   active_kernels().gemm_f32_acc(m, n, k, a, lda, b, ldb, c, ldc);
 }
 
+uint64_t read_stream(const uint8_t* p, size_t bytes) { return active_kernels().read_stream(p, bytes); }
+
 void silu(const float* x, int64_t n, float* out) {
   if (n > 0) active_kernels().silu(x, n, out);
 }

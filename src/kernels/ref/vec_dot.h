@@ -71,6 +71,11 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
 // x <= -87, NaN included); SIMD variants repeat it lane by lane.
 float exp_approx(float x);
 
+// The sum (mod 2^64) of the buffer's little-endian 64-bit words, the last
+// bytes % 8 ignored: a read of every byte that the compiler cannot drop,
+// the probe of `kazeia bench --bandwidth`.
+uint64_t read_stream(const uint8_t* p, size_t bytes);
+
 // silu(x) = x / (1 + exp_approx(-x)); swiglu = silu(gate) * up. The
 // forward passes' activations (kernels::silu / swiglu dispatch to these or
 // a bit-identical SIMD variant).

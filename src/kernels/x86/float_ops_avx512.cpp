@@ -1,11 +1,13 @@
 // AVX-512 float ops built on the reference's exp_approx, evaluated on 16
 // lanes with the same operations in the same order (no fused multiply-adds),
 // so every result is bit-identical to its reference: the online-softmax row
-// (ref::softmax_online_row, with its 16-lane sum), silu and swiglu.
+// (ref::softmax_online_row, with its 16-lane sum), silu and swiglu; and the
+// bandwidth probe's read_stream with 64-byte loads.
 #include <immintrin.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/x86/x86_kernels.h"
 
@@ -92,9 +94,31 @@ void swiglu_avx512(const float* gate, const float* up, int64_t n, float* out) {
   }
 }
 
+// ref::read_stream with 64-byte loads, four accumulators (integer sums mod
+// 2^64: any order gives the same result).
+uint64_t read_stream_avx512(const uint8_t* p, size_t bytes) {
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+  size_t i = 0;
+  for (; i + 256 <= bytes; i += 256) {
+    a0 = _mm512_add_epi64(a0, _mm512_loadu_si512(p + i));
+    a1 = _mm512_add_epi64(a1, _mm512_loadu_si512(p + i + 64));
+    a2 = _mm512_add_epi64(a2, _mm512_loadu_si512(p + i + 128));
+    a3 = _mm512_add_epi64(a3, _mm512_loadu_si512(p + i + 192));
+  }
+  uint64_t sum = static_cast<uint64_t>(
+      _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3))));
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    sum += w;
+  }
+  return sum;
+}
+
 }  // namespace
 
 void fill_avx512_float_ops(KernelTable& table) {
+  table.read_stream = &read_stream_avx512;
   table.softmax_online_row = &softmax_online_row_avx512;
   table.silu = &silu_avx512;
   table.swiglu = &swiglu_avx512;
