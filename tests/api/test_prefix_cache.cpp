@@ -79,26 +79,22 @@ TEST(PrefixCache, ResumesARecurrentModelFromTheDeepestValidCheckpoint) {
 
   // The same pieces evaluated from scratch (a, then b, then c; and a, then
   // c) generate exactly the same tokens: a restored state is the state.
-  auto fresh = engine->new_session();
-  ASSERT_TRUE(fresh.ok());
-  ASSERT_TRUE((*fresh)->eval(a, nullptr).ok());
-  ASSERT_TRUE((*fresh)->eval(b, nullptr).ok());
-  auto ref_abc = (*fresh)->generate(abc, greedy(6));
-  ASSERT_TRUE(ref_abc.ok());
-  EXPECT_EQ(ref_abc->reused_tokens, static_cast<int64_t>(ab.size()));
-  EXPECT_EQ(ref_abc->tokens, third->tokens);
-  auto fresh2 = engine->new_session();
-  ASSERT_TRUE(fresh2.ok());
-  ASSERT_TRUE((*fresh2)->eval(a, nullptr).ok());
-  auto ref_ac = (*fresh2)->generate(ac, greedy(6));
-  ASSERT_TRUE(ref_ac.ok());
-  EXPECT_EQ(ref_ac->tokens, fourth->tokens);
-  auto fresh3 = engine->new_session();
-  ASSERT_TRUE(fresh3.ok());
-  ASSERT_TRUE((*fresh3)->eval(a, nullptr).ok());
-  auto ref_ab = (*fresh3)->generate(ab, greedy(6));
-  ASSERT_TRUE(ref_ab.ok());
-  EXPECT_EQ(ref_ab->tokens, second->tokens);
+  // Greedy tokens after `prompt` in a fresh session that evaluated `pieces`.
+  auto from_scratch = [&](std::initializer_list<std::vector<int32_t>> pieces, const std::vector<int32_t>& prompt,
+                          int64_t want_reused) {
+    auto fresh = engine->new_session();
+    EXPECT_TRUE(fresh.ok());
+    if (!fresh.ok()) return std::vector<int32_t>{};
+    for (const auto& piece : pieces) EXPECT_TRUE((*fresh)->eval(piece, nullptr).ok());
+    auto r = (*fresh)->generate(prompt, greedy(6));
+    EXPECT_TRUE(r.ok());
+    if (!r.ok()) return std::vector<int32_t>{};
+    EXPECT_EQ(r->reused_tokens, want_reused);
+    return r->tokens;
+  };
+  EXPECT_EQ(from_scratch({a, b}, abc, static_cast<int64_t>(ab.size())), third->tokens);
+  EXPECT_EQ(from_scratch({a}, ac, static_cast<int64_t>(a.size())), fourth->tokens);
+  EXPECT_EQ(from_scratch({a}, ab, static_cast<int64_t>(a.size())), second->tokens);
 
   // reset() forgets the checkpoints too.
   session.reset();

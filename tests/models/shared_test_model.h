@@ -19,9 +19,10 @@ struct LoadedModel {
   std::unique_ptr<Model> model;  // null when loading failed (a test failure)
 };
 
-inline LoadedModel load_shared_model(const std::string& file_name) {
+// Any model file (a generated one, say).
+inline LoadedModel load_model_file(const std::string& path) {
   LoadedModel l;
-  auto file = gguf::File::open(shared_model(file_name));
+  auto file = gguf::File::open(path);
   EXPECT_TRUE(file.ok()) << file.status().to_string();
   if (!file.ok()) return l;
   l.file.emplace(std::move(*file));
@@ -30,5 +31,7 @@ inline LoadedModel load_shared_model(const std::string& file_name) {
   if (model.ok()) l.model = std::move(*model);
   return l;
 }
+
+inline LoadedModel load_shared_model(const std::string& file_name) { return load_model_file(shared_model(file_name)); }
 
 }  // namespace kazeia::testing

@@ -13,26 +13,20 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 
 #include "common/test_data.h"
 #include "format/gguf.h"
 #include "models/model.h"
+#include "models/shared_test_model.h"
 #include "models/test_model_generator.h"
 
 namespace kazeia {
 namespace {
 
-struct Loaded {
-  std::optional<gguf::File> file;
-  std::unique_ptr<Model> model;
-};
-
-Loaded generated_qwen35(gen::GenFileType type) {
-  Loaded l;
+testing::LoadedModel generated_qwen35(gen::GenFileType type) {
   auto config = gen::gen_preset_config("tiny-qwen35");
   EXPECT_TRUE(config.has_value());
-  if (!config) return l;
+  if (!config) return {};
   config->file_type = type;
   config->seed = 11;
   const std::string dir = testing::scratch_dir() + "/rollback_" + std::to_string(::getpid());
@@ -40,14 +34,7 @@ Loaded generated_qwen35(gen::GenFileType type) {
   const std::string path = dir + "/qwen35-" + std::to_string(static_cast<int>(type)) + ".gguf";
   auto written = gen::write_test_model(*config, path);
   EXPECT_TRUE(written.ok()) << written.status().to_string();
-  auto file = gguf::File::open(path);
-  EXPECT_TRUE(file.ok()) << file.status().to_string();
-  if (!file.ok()) return l;
-  l.file.emplace(std::move(*file));
-  auto model = load_model(*l.file);
-  EXPECT_TRUE(model.ok()) << model.status().to_string();
-  if (model.ok()) l.model = std::move(*model);
-  return l;
+  return testing::load_model_file(path);
 }
 
 std::vector<float> feed(const Model& m, ModelState& s, std::span<const int32_t> tokens) {
@@ -61,6 +48,16 @@ std::vector<float> feed(const Model& m, ModelState& s, std::span<const int32_t> 
   return logits;
 }
 
+// A fresh state that has evaluated `pieces` one forward pass each.
+std::unique_ptr<ModelState> state_after(const Model& m, std::initializer_list<std::span<const int32_t>> pieces) {
+  auto s = m.new_state({.n_ctx = 128});
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  if (!s.ok()) return nullptr;
+  for (auto piece : pieces)
+    if (!piece.empty()) feed(m, **s, piece);
+  return std::move(*s);
+}
+
 std::vector<int32_t> tokens(int first, int n) {
   std::vector<int32_t> v;
   for (int i = 0; i < n; ++i) v.push_back(static_cast<int32_t>((first + 131 * i) % 3000 + 50));
@@ -70,23 +67,20 @@ std::vector<int32_t> tokens(int first, int n) {
 class StateRollback : public ::testing::TestWithParam<gen::GenFileType> {};
 
 TEST_P(StateRollback, AnyOfTheLastSixteenPositionsEqualsNeverHavingGoneFurther) {
-  Loaded l = generated_qwen35(GetParam());
+  testing::LoadedModel l = generated_qwen35(GetParam());
   ASSERT_NE(l.model, nullptr);
   const Model& m = *l.model;
   const auto prefix = tokens(7, 40), draft = tokens(1000, 16), next = tokens(2500, 3);
   for (int keep = 0; keep <= 16; ++keep) {
     SCOPED_TRACE("keep " + std::to_string(keep));
     // Reference: the prefix, the kept draft tokens as one batch, then next.
-    auto ref = m.new_state({.n_ctx = 128});
-    ASSERT_TRUE(ref.ok());
-    feed(m, **ref, prefix);
-    if (keep > 0) feed(m, **ref, std::span<const int32_t>(draft.data(), static_cast<size_t>(keep)));
-    const auto expected = feed(m, **ref, next);
+    auto ref = state_after(m, {prefix, std::span<const int32_t>(draft.data(), static_cast<size_t>(keep))});
+    ASSERT_NE(ref, nullptr);
+    const auto expected = feed(m, *ref, next);
 
-    auto s = m.new_state({.n_ctx = 128});
-    ASSERT_TRUE(s.ok());
-    ModelState& st = **s;
-    feed(m, st, prefix);
+    auto s = state_after(m, {prefix});
+    ASSERT_NE(s, nullptr);
+    ModelState& st = *s;
     StateCheckpoint cp;
     st.save_checkpoint(cp);
     st.begin_recording();
@@ -119,14 +113,13 @@ TEST_P(StateRollback, AnyOfTheLastSixteenPositionsEqualsNeverHavingGoneFurther) 
 }
 
 TEST_P(StateRollback, RollsBackTwiceAndRefusesBadRequests) {
-  Loaded l = generated_qwen35(GetParam());
+  testing::LoadedModel l = generated_qwen35(GetParam());
   ASSERT_NE(l.model, nullptr);
   const Model& m = *l.model;
   const auto prefix = tokens(3, 20), draft = tokens(900, 12);
-  auto s = m.new_state({.n_ctx = 128});
-  ASSERT_TRUE(s.ok());
-  ModelState& st = **s;
-  feed(m, st, prefix);
+  auto s = state_after(m, {prefix});
+  ASSERT_NE(s, nullptr);
+  ModelState& st = *s;
   StateCheckpoint cp;
   st.save_checkpoint(cp);
   // Not recording yet: refused.
@@ -140,11 +133,9 @@ TEST_P(StateRollback, RollsBackTwiceAndRefusesBadRequests) {
   feed(m, st, std::span<const int32_t>(draft.data() + 8, 4));
   ASSERT_TRUE(st.rollback(cp, 25).ok());
   const auto got = feed(m, st, prefix);
-  auto ref = m.new_state({.n_ctx = 128});
-  ASSERT_TRUE(ref.ok());
-  feed(m, **ref, prefix);
-  feed(m, **ref, std::span<const int32_t>(draft.data(), 5));
-  const auto expected = feed(m, **ref, prefix);
+  auto ref = state_after(m, {prefix, std::span<const int32_t>(draft.data(), 5)});
+  ASSERT_NE(ref, nullptr);
+  const auto expected = feed(m, *ref, prefix);
   EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)));
   // A checkpoint taken elsewhere is refused; restore_checkpoint stops the recording.
   StateCheckpoint other;

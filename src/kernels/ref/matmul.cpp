@@ -9,6 +9,7 @@
 // results are identical for any pool size.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -149,57 +150,6 @@ VecDotFn vec_dot_fn(TensorType weight_type) {
 
 }  // namespace ref
 
-namespace {
-
-// The tile-strip path of matmul_with: the quantized rows interleaved in
-// groups of 16 tokens, then strips of 16 rows x all tokens.
-Status tile_matmul(const WeightKernels& k, const MatrixView& w, const ActivationRows& acts, int64_t n_tokens,
-                   float* y, ThreadPool* pool) {
-  constexpr int64_t kGroup = 16;
-  const int64_t n_groups = (n_tokens + kGroup - 1) / kGroup;
-  const size_t group_bytes = round_up64(k.tile_group_bytes(w.n_in));
-  ActivationBuffer buffer(group_bytes * static_cast<size_t>(n_groups) + 64, t_tile_buffer);
-  uint8_t* tiles = align64(buffer.data());
-  auto interleave = [&](int64_t g0, int64_t g1, int) {
-    for (int64_t g = g0; g < g1; ++g) {
-      const int n = static_cast<int>(std::min(kGroup, n_tokens - g * kGroup));
-      k.tile_acts(w.n_in, acts.q + static_cast<size_t>(g * kGroup) * acts.q_stride, acts.q_stride, n,
-                  tiles + static_cast<size_t>(g) * group_bytes);
-    }
-  };
-  if (pool != nullptr && n_groups > 1) {
-    pool->parallel_for(0, n_groups, interleave);
-  } else {
-    interleave(0, n_groups, 0);
-  }
-  const int64_t n_strips = (w.n_out + kGroup - 1) / kGroup;
-  auto strips = [&](int64_t s0, int64_t s1, int) {
-    StripArgs a;
-    a.n_in = w.n_in;
-    a.w_stride = w.row_bytes;
-    a.x = acts;
-    a.ldy = static_cast<size_t>(w.n_out);
-    a.dot = k.dot;
-    a.tiles = tiles;
-    a.tile_group_bytes = group_bytes;
-    for (int64_t s = s0; s < s1; ++s) {
-      const int64_t r0 = s * kGroup;
-      a.w = w.data + static_cast<size_t>(r0) * w.row_bytes;
-      a.n_rows = std::min(kGroup, w.n_out - r0);
-      a.y = y + r0;
-      k.tile_strip(a);
-    }
-  };
-  if (pool != nullptr && pool->size() > 1 && n_strips > 1) {
-    pool->parallel_for(0, n_strips, strips, 1, 4 * pool->size());
-  } else {
-    strips(0, n_strips, 0);
-  }
-  return OkStatus();
-}
-
-}  // namespace
-
 Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x,
                    int64_t n_tokens, float* y, ThreadPool* pool) {
   const WeightKernels* k = table.find(w.type);
@@ -248,22 +198,45 @@ Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x
   } else {
     convert(0, n_tokens, 0);
   }
-  if (tiled) return tile_matmul(*k, w, acts, n_tokens, y, pool);
+
+  // 1b. The tile strip reads the quantized rows interleaved in groups of
+  // kTileGroup tokens (the last one padded), built once here.
+  constexpr int64_t kTileGroup = 16;
+  const size_t group_bytes = tiled ? round_up64(k->tile_group_bytes(w.n_in)) : 0;
+  const int64_t n_groups = tiled ? (n_tokens + kTileGroup - 1) / kTileGroup : 0;
+  std::optional<ActivationBuffer> tile_buffer;
+  uint8_t* tiles = nullptr;
+  if (tiled) {
+    tile_buffer.emplace(group_bytes * static_cast<size_t>(n_groups) + 64, t_tile_buffer);
+    tiles = align64(tile_buffer->data());
+    auto interleave = [&](int64_t g0, int64_t g1, int) {
+      for (int64_t g = g0; g < g1; ++g) {
+        const int n = static_cast<int>(std::min(kTileGroup, n_tokens - g * kTileGroup));
+        k->tile_acts(w.n_in, acts.q + static_cast<size_t>(g * kTileGroup) * acts.q_stride, acts.q_stride, n,
+                     tiles + static_cast<size_t>(g) * group_bytes);
+      }
+    };
+    if (pool != nullptr && n_groups > 1) {
+      pool->parallel_for(0, n_groups, interleave);
+    } else {
+      interleave(0, n_groups, 0);
+    }
+  }
 
   // 2. Strips of strip_rows rows, each times all tokens. Threads take
   // contiguous chunks of strips (a contiguous stretch of the matrix, which
   // the hardware prefetchers stream); a few chunks per thread balance the
   // load when a thread is slowed down.
-  StripFn strip = k->strip;
-  int64_t rows_per_strip = k->strip_rows;
-  if (w.row_bytes > (size_t{1} << 31) / static_cast<size_t>(rows_per_strip)) {
+  StripFn strip = tiled ? k->tile_strip : k->strip;
+  int64_t rows_per_strip = tiled ? kTileGroup : k->strip_rows;
+  if (!tiled && w.row_bytes > (size_t{1} << 31) / static_cast<size_t>(rows_per_strip)) {
     // SIMD strips address rows with 32-bit offsets; absurdly long rows
     // take the dot-product strip.
     strip = strip_from_dot;
     rows_per_strip = 1;
   }
   const int64_t n_strips = (w.n_out + rows_per_strip - 1) / rows_per_strip;
-  const size_t scratch_bytes = k->scratch_bytes != nullptr ? k->scratch_bytes(w.n_in) : 0;
+  const size_t scratch_bytes = k->scratch_bytes != nullptr && !tiled ? k->scratch_bytes(w.n_in) : 0;
   auto strips = [&](int64_t s0, int64_t s1, int) {
     uint8_t* scratch = thread_scratch(scratch_bytes);
     StripArgs a;
@@ -273,6 +246,8 @@ Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x
     a.ldy = static_cast<size_t>(w.n_out);
     a.scratch = scratch;
     a.dot = k->dot;
+    a.tiles = tiles;
+    a.tile_group_bytes = group_bytes;
     for (int64_t s = s0; s < s1; ++s) {
       const int64_t r0 = s * rows_per_strip;
       a.w = w.data + static_cast<size_t>(r0) * w.row_bytes;

@@ -168,7 +168,6 @@ struct StripRunner {
   // memory latency with only the line-fill buffers in flight (~10 GB/s per
   // core here instead of the ~20 GB/s the memory gives two cores). Into L2
   // (T1): measured best against T0, T2 and a strip further ahead.
-  static constexpr bool kUsePrefetch = true;  // for A/B runs
   struct Prefetch {
     const uint8_t* next = nullptr;
     int lines = 0;
@@ -187,7 +186,7 @@ struct StripRunner {
     VF acc[C];
     static_for<C>([&](auto c) { acc[c] = Isa::zero_f(); });
     for (int64_t b = 0; b < nb; ++b) {
-      if (!kPanel && kUsePrefetch) prefetch_lines(pf.next + static_cast<size_t>(b) * static_cast<size_t>(pf.lines) * 64, pf.lines);
+      if (!kPanel) prefetch_lines(pf.next + static_cast<size_t>(b) * static_cast<size_t>(pf.lines) * 64, pf.lines);
       typename Dec::template Compute<C, kChains<C>> comp(b, tok, acc);
       if constexpr (kPanel && requires { Dec::kCustomReplay; }) {
         Dec::replay(panel[b], comp);
