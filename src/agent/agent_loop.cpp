@@ -52,7 +52,7 @@ std::string timer_notice(const std::vector<TimerEvent>& fired) {
 std::vector<int32_t> tokenize_chat_prompt(const text::Tokenizer& tokenizer, std::string_view prompt) {
   bool add_special = tokenizer.add_bos();
   if (add_special && tokenizer.valid_id(tokenizer.bos_id())) {
-    const std::string& bos = tokenizer.token_text(tokenizer.bos_id());
+    const std::string_view bos = tokenizer.token_text(tokenizer.bos_id());
     if (!bos.empty() && prompt.starts_with(bos)) add_special = false;
   }
   return tokenizer.encode(prompt, /*parse_special=*/true, add_special);

@@ -36,7 +36,7 @@ std::string Tokenizer::token_to_piece(int32_t id, bool render_special) const {
   return std::string(impl_->tok.token_to_piece(id, render_special));
 }
 
-std::string Tokenizer::token_text(int32_t id) const { return impl_->tok.token_text(id); }
+std::string Tokenizer::token_text(int32_t id) const { return std::string(impl_->tok.token_text(id)); }
 int32_t Tokenizer::vocab_size() const { return impl_->tok.vocab_size(); }
 
 SpecialTokens Tokenizer::special_tokens() const {

@@ -43,8 +43,7 @@ BpeModel BpeModel::build(const TokenLookup& lookup, int32_t n_tokens, const std:
   std::unordered_map<std::string, int32_t> extra;
   int32_t next_extra = n_tokens;
   auto symbol = [&](std::string_view mapped) {
-    auto it = lookup.find(mapped);
-    if (it != lookup.end()) return it->second;
+    if (const int32_t id = lookup.find(mapped); id != TokenLookup::kAbsent) return id;
     auto [e, inserted] = extra.emplace(std::string(mapped), next_extra);
     if (inserted) {
       ++next_extra;
@@ -55,8 +54,8 @@ BpeModel BpeModel::build(const TokenLookup& lookup, int32_t n_tokens, const std:
   for (int b = 0; b < 256; ++b) {
     const std::string mapped = gpt2_encode(std::string(1, static_cast<char>(b)));
     m.byte_symbol_[b] = symbol(mapped);
-    auto it = lookup.find(mapped);
-    m.byte_token_[b] = it != lookup.end() ? it->second : fallback_id;
+    const int32_t id = lookup.find(mapped);
+    m.byte_token_[b] = id != TokenLookup::kAbsent ? id : fallback_id;
   }
 
   m.pairs_.reserve(merges.size());
@@ -83,8 +82,7 @@ BpeModel BpeModel::build(const TokenLookup& lookup, int32_t n_tokens, const std:
 }
 
 int32_t BpeModel::find_raw(std::string_view raw) const {
-  auto it = lookup_->find(gpt2_encode(raw));
-  return it != lookup_->end() ? it->second : kNoToken;
+  return lookup_->find(gpt2_encode(raw));  // kAbsent == kNoToken
 }
 
 namespace {

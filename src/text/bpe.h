@@ -12,14 +12,14 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
+
+#include "text/token_table.h"
 
 namespace kazeia::text {
 
-// Token text (as stored in the vocabulary) -> id. Owned by the tokenizer; the
-// models keep a pointer to it.
-using TokenLookup = std::unordered_map<std::string_view, int32_t>;
+// The vocabulary by token text (as stored): a TokenLookup (token_table.h),
+// owned by the tokenizer; the models keep a pointer to it.
 
 // Appends out[start, start + count) to out (a repeated word's tokens).
 inline void append_copy(std::vector<int32_t>& out, size_t start, size_t count) {

@@ -12,7 +12,8 @@ namespace {
 constexpr std::string_view kMark = "\xE2\x96\x81";  // U+2581
 }  // namespace
 
-SpmModel SpmModel::build(const TokenLookup& lookup, const std::vector<float>& scores, int32_t fallback_id) {
+SpmModel SpmModel::build(const TokenLookup& lookup, const StringTable& texts, const std::vector<float>& scores,
+                         int32_t fallback_id) {
   SpmModel m;
   m.lookup_ = &lookup;
   m.scores_ = scores;
@@ -28,7 +29,8 @@ SpmModel SpmModel::build(const TokenLookup& lookup, const std::vector<float>& sc
   // Can a token join a character and a following U+2581? (Tokens that are
   // not valid UTF-8 could be cut differently: no splitting then.)
   m.splits_words_ = true;
-  for (const auto& [text, id] : lookup) {
+  for (size_t id = 0; id < texts.size(); ++id) {
+    const std::string_view text = texts[id];
     if (!is_valid_utf8(text)) {
       m.splits_words_ = false;
       break;
@@ -45,8 +47,7 @@ SpmModel SpmModel::build(const TokenLookup& lookup, const std::vector<float>& sc
 }
 
 int32_t SpmModel::find(std::string_view piece) const {
-  auto it = lookup_->find(piece);
-  return it != lookup_->end() ? it->second : kNoToken;
+  return lookup_->find(piece);  // kAbsent == kNoToken
 }
 
 namespace {

@@ -47,7 +47,8 @@ class SpmModel {
   // lookup: every token by its text (llama.cpp looks pieces up among all
   // tokens); it must outlive the model. fallback_id is used for a byte
   // without a <0xNN> token.
-  static SpmModel build(const TokenLookup& lookup, const std::vector<float>& scores, int32_t fallback_id);
+  static SpmModel build(const TokenLookup& lookup, const StringTable& texts, const std::vector<float>& scores,
+                        int32_t fallback_id);
 
   // Appends the tokens of `text` (already escaped: ' ' -> U+2581).
   void encode(std::string_view text, std::vector<int32_t>& out, SpmScratch& scratch) const;

@@ -71,11 +71,11 @@ constexpr std::array<std::string_view, 22> kEogTexts = {
 struct Tokenizer::Impl {
   TokenizerKind kind = TokenizerKind::kBpe;
   std::string pre;
-  std::vector<std::string> texts;
+  StringTable texts;
   std::vector<TokenType> types;
   std::vector<uint16_t> attrs;
-  std::vector<std::string> pieces;  // rendered as with render_special
-  TokenLookup by_text;  // views into texts
+  StringTable pieces;   // rendered as with render_special
+  TokenLookup by_text;  // over texts
   std::vector<int32_t> specials;    // split out of the text first, longest first
   std::vector<int32_t> eog;         // sorted
   std::vector<uint8_t> eog_flag;
@@ -89,10 +89,7 @@ struct Tokenizer::Impl {
   std::unique_ptr<BpeModel> bpe;
   std::unique_ptr<SpmModel> spm;
 
-  int32_t find(std::string_view text) const {
-    auto it = by_text.find(text);
-    return it != by_text.end() ? it->second : kNoToken;
-  }
+  int32_t find(std::string_view text) const { return by_text.find(text); }  // kAbsent == kNoToken
   int32_t size() const { return static_cast<int32_t>(texts.size()); }
 
   void apply_text_rules();
@@ -140,7 +137,7 @@ void Tokenizer::Impl::apply_text_rules() {
   promote(fim_sep);
 
   for (int32_t id = 0; id < size(); ++id) {
-    if ((attrs[id] & kAttrControl) && texts[id].find("unused") != std::string::npos) {
+    if ((attrs[id] & kAttrControl) && texts[id].find("unused") != std::string_view::npos) {
       attrs[id] |= kAttrUnused;
     }
   }
@@ -185,13 +182,15 @@ void Tokenizer::Impl::apply_text_rules() {
 }
 
 void Tokenizer::Impl::build_pieces() {
-  pieces.resize(texts.size());
+  size_t bytes = 0;
+  for (int32_t id = 0; id < size(); ++id) bytes += texts[id].size();
+  pieces.reserve(texts.size(), bytes);
   for (int32_t id = 0; id < size(); ++id) {
-    const std::string& text = texts[id];
+    const std::string_view text = texts[id];
     const uint16_t a = attrs[id];
     std::string piece;
     if (a & (kAttrUnknown | kAttrControl | kAttrUserDefined)) {
-      piece = text;
+      piece = std::string(text);
     } else if (a & kAttrNormal) {
       if (kind == TokenizerKind::kBpe) {
         piece = gpt2_decode_lenient(text);
@@ -208,15 +207,16 @@ void Tokenizer::Impl::build_pieces() {
     } else if (a & kAttrByte) {
       // "<0xNN>"; anything else is kept as written.
       unsigned value = 0;
-      if (text.size() == 6 && text.compare(0, 3, "<0x") == 0 && text[5] == '>' &&
-          std::sscanf(text.c_str() + 3, "%2x", &value) == 1) {
+      const std::string hex(text.substr(0, 6));
+      if (text.size() == 6 && text.starts_with("<0x") && text[5] == '>' &&
+          std::sscanf(hex.c_str() + 3, "%2x", &value) == 1) {
         piece.assign(1, static_cast<char>(value));
       } else {
-        piece = text;
+        piece = std::string(text);
       }
     }
     // UNUSED / UNDEFINED: nothing, as llama.cpp.
-    pieces[id] = std::move(piece);
+    pieces.push_back(piece);
   }
 }
 
@@ -251,19 +251,24 @@ Result<Tokenizer> Tokenizer::create(Vocab vocab) {
   Impl& t = *impl;
   t.kind = vocab.kind;
   t.pre = vocab.pre;
-  t.texts = std::move(vocab.tokens);
-  t.types = vocab.types.empty() ? std::vector<TokenType>(n, TokenType::kNormal) : std::move(vocab.types);
-  for (size_t id = 0; id < n; ++id) {
-    // llama.cpp renames empty tokens; an empty special token would match everywhere.
-    if (t.texts[id].empty()) t.texts[id] = "[EMPTY_" + std::to_string(id) + "]";
-  }
-  t.by_text.reserve(n);
-  for (size_t id = 0; id < n; ++id) {
-    auto [it, inserted] = t.by_text.emplace(t.texts[id], static_cast<int32_t>(id));
-    if (!inserted) {
-      return InvalidArgument("duplicate token in vocabulary: '" + t.texts[id] + "' has ids " +
-                             std::to_string(it->second) + " and " + std::to_string(id));
+  {
+    size_t bytes = 0;
+    for (const std::string& s : vocab.tokens) bytes += s.size();
+    t.texts.reserve(n, bytes);
+    for (size_t id = 0; id < n; ++id) {
+      // llama.cpp renames empty tokens; an empty special token would match everywhere.
+      if (vocab.tokens[id].empty()) {
+        t.texts.push_back("[EMPTY_" + std::to_string(id) + "]");
+      } else {
+        t.texts.push_back(vocab.tokens[id]);
+      }
     }
+    std::vector<std::string>().swap(vocab.tokens);
+  }
+  t.types = vocab.types.empty() ? std::vector<TokenType>(n, TokenType::kNormal) : std::move(vocab.types);
+  if (std::pair<int32_t, int32_t> dup; !t.by_text.build(t.texts, &dup)) {
+    return InvalidArgument("duplicate token in vocabulary: '" + std::string(t.texts[static_cast<size_t>(dup.second)]) +
+                           "' has ids " + std::to_string(dup.first) + " and " + std::to_string(dup.second));
   }
   t.attrs.resize(n);
   for (size_t id = 0; id < n; ++id) t.attrs[id] = attr_of(t.types[id]);
@@ -297,7 +302,7 @@ Result<Tokenizer> Tokenizer::create(Vocab vocab) {
     t.add_bos = vocab.add_bos.value_or(true);
     t.add_eos = vocab.add_eos.value_or(false);
     t.add_space_prefix = vocab.add_space_prefix.value_or(true);
-    t.spm = std::make_unique<SpmModel>(SpmModel::build(t.by_text, vocab.scores, t.unk));
+    t.spm = std::make_unique<SpmModel>(SpmModel::build(t.by_text, t.texts, vocab.scores, t.unk));
   }
   if (t.add_bos && t.bos == kNoToken) return InvalidArgument("add_bos_token is true, but bos_token_id is not set");
   if (t.add_eos && t.eos == kNoToken) return InvalidArgument("add_eos_token is true, but eos_token_id is not set");
@@ -322,7 +327,7 @@ void Tokenizer::Impl::partition(std::string_view text, bool parse_special, std::
   std::vector<Fragment> next;
   for (int32_t id : specials) {
     if (!parse_special && (attrs[id] & (kAttrControl | kAttrUnknown))) continue;
-    const std::string& special = texts[id];
+    const std::string_view special = texts[id];
     // Cheap reject before rebuilding the fragment list.
     if (text.find(special) == std::string_view::npos) continue;
     next.clear();
@@ -497,9 +502,8 @@ std::string clean_up_spaces(std::string_view in) {
 
 int32_t Tokenizer::vocab_size() const { return impl_->size(); }
 
-const std::string& Tokenizer::token_text(int32_t id) const {
-  static const std::string kEmpty;
-  return valid_id(id) ? impl_->texts[id] : kEmpty;
+std::string_view Tokenizer::token_text(int32_t id) const {
+  return valid_id(id) ? impl_->texts[static_cast<size_t>(id)] : std::string_view();
 }
 
 TokenType Tokenizer::token_type(int32_t id) const {

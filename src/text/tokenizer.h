@@ -65,7 +65,7 @@ class Tokenizer {
 
   int32_t vocab_size() const;
   bool valid_id(int32_t id) const { return id >= 0 && id < vocab_size(); }
-  const std::string& token_text(int32_t id) const;  // as stored; "" for an invalid id
+  std::string_view token_text(int32_t id) const;  // as stored; "" for an invalid id
   TokenType token_type(int32_t id) const;           // kUndefined for an invalid id
   bool is_control(int32_t id) const;                // CONTROL (incl. types llama.cpp promotes)
   bool is_eog(int32_t id) const;                    // end of generation

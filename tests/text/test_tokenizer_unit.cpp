@@ -181,18 +181,21 @@ TEST(SpmTokenizer, DecodeLeadingSpaceRule) {
 // The word-splitting shortcut gives the same ids as merging the whole text.
 TEST(SpmTokenizer, WordSplittingIsExact) {
   Vocab v = small_spm_vocab();
+  StringTable texts;
+  for (const std::string& t : v.tokens) texts.push_back(t);
   TokenLookup lookup;
-  for (size_t i = 0; i < v.tokens.size(); ++i) lookup.emplace(v.tokens[i], static_cast<int32_t>(i));
-  const SpmModel split = SpmModel::build(lookup, v.scores, 0);
+  ASSERT_TRUE(lookup.build(texts));
+  const SpmModel split = SpmModel::build(lookup, texts, v.scores, 0);
   EXPECT_TRUE(split.splits_words());
   // One token joining a letter and a following ▁ turns the shortcut off.
-  std::vector<std::string> tokens = v.tokens;
-  tokens.push_back("o\xE2\x96\x81z");
+  StringTable texts2;
+  for (const std::string& t : v.tokens) texts2.push_back(t);
+  texts2.push_back("o\xE2\x96\x81z");
   std::vector<float> scores = v.scores;
   scores.push_back(-100.0f);
-  TokenLookup lookup2 = lookup;
-  lookup2.emplace(tokens.back(), static_cast<int32_t>(tokens.size() - 1));
-  const SpmModel whole = SpmModel::build(lookup2, scores, 0);
+  TokenLookup lookup2;
+  ASSERT_TRUE(lookup2.build(texts2));
+  const SpmModel whole = SpmModel::build(lookup2, texts2, scores, 0);
   EXPECT_FALSE(whole.splits_words());
   const std::string text = "\xE2\x96\x81hello\xE2\x96\x81\xE2\x96\x81hell\xE2\x96\x81" "a\xC3\xA9hello\xE2\x96\x81";
   SpmScratch scratch;
