@@ -15,6 +15,7 @@ struct ModelFlags {
   int threads = 0;
   int64_t ctx = 4096;
   bool kv_f16 = false;
+  int64_t ubatch = EngineOptions{}.n_ubatch;
 
   void add_to(CLI::App* cmd, int64_t default_ctx = 4096) {
     ctx = default_ctx;
@@ -22,12 +23,16 @@ struct ModelFlags {
     cmd->add_option("-t,--threads", threads, "Threads (default: physical cores)");
     cmd->add_option("-c,--ctx-size", ctx, "Context size in tokens")->capture_default_str();
     cmd->add_flag("--kv-f16", kv_f16, "Keep the KV cache in f16 (half the memory)");
+    cmd->add_option("--ubatch-size,--ub", ubatch, "Tokens per forward pass (longer prompts run in micro-batches)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
   }
   Result<std::unique_ptr<Engine>> load() const {
     EngineOptions o;
     o.n_threads = threads;
     o.n_ctx = ctx;
     o.kv_f16 = kv_f16;
+    o.n_ubatch = ubatch;
     return Engine::load(model, o);
   }
 };

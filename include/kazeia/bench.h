@@ -15,6 +15,7 @@ struct BenchSample {
   std::string test;        // "pp512", "tg128"
   int64_t n_tokens = 0;
   std::vector<double> seconds;  // one per repetition
+  uint64_t state_bytes = 0;     // the session's KV cache + recurrent state
   double mean_tps() const;
   double stddev_tps() const;
 };

@@ -21,6 +21,7 @@ struct EngineOptions {
   int n_threads = 0;       // <= 0: the physical cores available to the process
   int64_t n_ctx = 4096;    // context of each session (capped by nothing but memory)
   bool kv_f16 = false;     // half-precision KV cache (halves its memory; ~1e-3 logit change)
+  int64_t n_ubatch = 256;  // tokens per forward pass: longer prompts run in micro-batches (bounds activation memory)
 };
 
 struct SamplingOptions {

@@ -63,6 +63,7 @@ Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitio
     KZ_RETURN_IF_ERROR(session->eval(ids, logits.data()));
     if (r > 0) sample.seconds.push_back(now_seconds() - t0);
   }
+  sample.state_bytes = session->state_bytes();
   return sample;
 }
 
@@ -81,6 +82,7 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions)
       KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(i)], 1), logits.data()));
     if (r > 0) sample.seconds.push_back(now_seconds() - t0);
   }
+  sample.state_bytes = session->state_bytes();
   return sample;
 }
 

@@ -17,6 +17,8 @@ Engine::~Engine() = default;
 
 Result<std::unique_ptr<Engine>> Engine::load(const std::string& gguf_path, const EngineOptions& options) {
   if (options.n_ctx <= 0) return InvalidArgument("context size must be positive, got " + std::to_string(options.n_ctx));
+  if (options.n_ubatch <= 0)
+    return InvalidArgument("micro-batch size must be positive, got " + std::to_string(options.n_ubatch));
   std::unique_ptr<Engine> engine(new Engine());
   Impl& e = *engine->impl_;
   e.options = options;
@@ -33,6 +35,11 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& gguf_path, const
     e.tokenizer.emplace(std::move(tok));
   }
   e.chat_template.emplace(text::ChatTemplate::from_gguf(*e.file));
+  // The tokenizer holds its own copy of these; the parsed arrays would only
+  // add ~20 MB (a 250k vocabulary) to every loaded engine.
+  for (const char* key : {"tokenizer.ggml.tokens", "tokenizer.ggml.merges", "tokenizer.ggml.token_type",
+                          "tokenizer.ggml.scores"})
+    e.file->erase(key);
   e.pool = std::make_unique<ThreadPool>(options.n_threads);
   return engine;
 }

@@ -36,14 +36,28 @@ struct Session::Impl {
   std::vector<int32_t> history;
   std::vector<float> logits;  // last row
 
+  // A long batch runs as micro-batches of at most options.n_ubatch tokens:
+  // the forward pass's activations grow with the batch (~100 KB per token
+  // at the Qwen3.5-0.8B shape), its weight reads do not, so past a few
+  // hundred tokens a bigger batch only costs memory. The logits are those
+  // of one batch: the kernels give every token the same bits in any batch.
   Status eval(std::span<const int32_t> tokens, float* out, bool all) {
-    ForwardRequest r;
-    r.tokens = tokens;
-    r.rows = out == nullptr ? LogitsRows::kNone : (all ? LogitsRows::kAll : LogitsRows::kLast);
-    r.logits = out;
-    r.pool = engine->pool.get();
-    KZ_RETURN_IF_ERROR(engine->model->forward(*state, r));
-    history.insert(history.end(), tokens.begin(), tokens.end());
+    const size_t ub = static_cast<size_t>(std::max<int64_t>(1, engine->options.n_ubatch));
+    const size_t n_vocab = static_cast<size_t>(engine->model->config().n_vocab);
+    for (size_t start = 0; start < tokens.size(); start += ub) {
+      const size_t n = std::min(ub, tokens.size() - start);
+      const bool last = start + n == tokens.size();
+      ForwardRequest r;
+      r.tokens = tokens.subspan(start, n);
+      r.rows = out == nullptr ? LogitsRows::kNone
+               : all          ? LogitsRows::kAll
+               : last         ? LogitsRows::kLast
+                              : LogitsRows::kNone;
+      r.logits = out == nullptr ? nullptr : all ? out + start * n_vocab : out;
+      r.pool = engine->pool.get();
+      KZ_RETURN_IF_ERROR(engine->model->forward(*state, r));
+      history.insert(history.end(), r.tokens.begin(), r.tokens.end());
+    }
     return OkStatus();
   }
 

@@ -438,6 +438,17 @@ const Value* File::find(std::string_view key) const {
   return it == metadata_index_.end() ? nullptr : &metadata_[it->second].value;
 }
 
+bool File::erase(std::string_view key) {
+  auto it = metadata_index_.find(std::string(key));
+  if (it == metadata_index_.end()) return false;
+  const size_t removed = it->second;
+  metadata_.erase(metadata_.begin() + static_cast<std::ptrdiff_t>(removed));
+  metadata_index_.erase(it);
+  for (auto& [name, index] : metadata_index_)
+    if (index > removed) --index;
+  return true;
+}
+
 const TensorInfo* File::find_tensor(std::string_view name) const {
   auto it = tensor_index_.find(std::string(name));
   return it == tensor_index_.end() ? nullptr : &tensors_[it->second];

@@ -112,6 +112,10 @@ class File {
 
   const std::vector<KeyValue>& metadata() const { return metadata_; }
   const Value* find(std::string_view key) const;
+  // Drops a key's parsed value (false when absent). A holder of the File
+  // that has consumed a large array (the tokenizer's 150k-250k strings take
+  // ~20 MB as parsed Values) frees it this way; the bytes stay in the file.
+  bool erase(std::string_view key);
 
   // Typed getters: NotFound when absent, InvalidFile naming the key, the
   // expected type and the actual type (or the value, when it does not fit).

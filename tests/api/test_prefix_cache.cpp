@@ -13,16 +13,7 @@
 namespace kazeia {
 namespace {
 
-const std::string& tiny_qwen35_model() {
-  static const std::string path = [] {
-    const std::string p = testing::scratch_dir() + "/api_tiny_qwen35_" + std::to_string(::getpid()) + ".gguf";
-    GenModelOptions o;
-    o.preset = "tiny-qwen35";
-    o.type = "f32";
-    return generate_test_model(o, p).ok() ? p : std::string();
-  }();
-  return path;
-}
+using testing::tiny_qwen35_model;
 
 GenerateOptions greedy(int n) {
   GenerateOptions go;

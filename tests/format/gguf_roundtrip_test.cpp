@@ -170,6 +170,26 @@ TEST(GgufRoundTrip, AllValueTypesAndTensorsDefaultAlignment) {
   EXPECT_EQ(offsets, (std::vector<uint64_t>{0, 96, 224, 320, 448, 736}));
 }
 
+TEST(GgufRoundTrip, EraseDropsOneKeyAndKeepsTheOthersFindable) {
+  auto bytes = sample_writer(32).to_bytes();
+  auto f = File::parse(bytes, "sample");
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  const auto expected_kv = sample_metadata();
+  ASSERT_GE(expected_kv.size(), 3u);
+  const std::string victim = expected_kv[1].key;
+  EXPECT_TRUE(f->erase(victim));
+  EXPECT_FALSE(f->erase(victim));
+  EXPECT_EQ(f->find(victim), nullptr);
+  ASSERT_EQ(f->metadata().size(), expected_kv.size() - 1);
+  for (const auto& kv : expected_kv) {
+    if (kv.key == victim) continue;
+    const Value* v = f->find(kv.key);
+    ASSERT_NE(v, nullptr) << kv.key;
+    expect_same_value(*v, kv.value, kv.key);
+  }
+  EXPECT_EQ(f->tensors().size(), sample_tensors().size());  // tensors untouched
+}
+
 TEST(GgufRoundTrip, CustomAlignment64) {
   auto bytes = sample_writer(64).to_bytes();
   auto f = File::parse(bytes, "sample64");
