@@ -33,6 +33,29 @@ const char* agent_event_type_name(AgentEventType type) {
   return "unknown";
 }
 
+namespace {
+
+// "2 h 5 min", "3 min 12 s", "40 s": whole seconds, the largest unit and the
+// next one when it is not zero.
+std::string whole_duration(std::chrono::nanoseconds d) {
+  int64_t rest = std::max<int64_t>(0, std::chrono::round<std::chrono::seconds>(d).count());
+  if (rest == 0) return "0 s";
+  static const std::pair<int64_t, const char*> kUnits[] = {{86400, "d"}, {3600, "h"}, {60, "min"}, {1, "s"}};
+  std::string out;
+  for (const auto& [size, name] : kUnits) {
+    const int64_t n = rest / size;
+    rest %= size;
+    if (!out.empty()) {
+      if (n > 0) out += " " + std::to_string(n) + " " + name;
+      break;
+    }
+    if (n > 0) out = std::to_string(n) + " " + name;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string timer_notice(const std::vector<TimerEvent>& fired) {
   std::string notice;
   for (const auto& t : fired) {
@@ -43,8 +66,10 @@ std::string timer_notice(const std::vector<TimerEvent>& fired) {
     else
       std::snprintf(duration, sizeof duration, "%g s", secs);
     notice += "[Timer notice: timer " + std::to_string(t.id) +
-              (t.label.empty() ? std::string() : " " + nlohmann::json(t.label).dump()) + " (" + duration +
-              ") has fired.]\n";
+              (t.label.empty() ? std::string() : " " + nlohmann::json(t.label).dump()) + " (" + duration + ") " +
+              (t.missed ? "fired late: its time came " + whole_duration(t.late_by()) +
+                              " ago, while the agent was not running.]\n"
+                        : std::string("has fired.]\n"));
   }
   return notice;
 }

@@ -485,6 +485,17 @@ TEST(AgentLoop, TimerNoticeWording) {
   e.duration = std::chrono::seconds(90);
   EXPECT_EQ(timer_notice({e}), "[Timer notice: timer 3 \"tea \\\"green\\\"\" (90 s) has fired.]\n");
   EXPECT_EQ(timer_notice({}), "");
+  // Restored after a restart, its time long past: how late, in whole units.
+  e.label = "";
+  e.missed = true;
+  e.fired_at = e.due + std::chrono::hours(2) + std::chrono::seconds(5);
+  EXPECT_EQ(timer_notice({e}),
+            "[Timer notice: timer 3 (90 s) fired late: its time came 2 h ago, while the agent was not running.]\n");
+  e.fired_at = e.due + std::chrono::milliseconds(40400);
+  EXPECT_EQ(timer_notice({e}),
+            "[Timer notice: timer 3 (90 s) fired late: its time came 40 s ago, while the agent was not running.]\n");
+  e.fired_at = e.due + std::chrono::hours(27) + std::chrono::minutes(3);
+  EXPECT_NE(timer_notice({e}).find("came 1 d 3 h ago"), std::string::npos) << timer_notice({e});
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, AgentLoopTest,

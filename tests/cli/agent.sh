@@ -68,6 +68,24 @@ else
   echo "*** SKIPPING the reasoning-budget check: $SHARED/models/qwen35-mtp-f32.gguf not found"
 fi
 
+# Pending timers live in the --memory database: one whose time came while no agent was running
+# fires when the next one starts, announced as late; one still to come stays saved.
+"$KAZEIA" agent -m "$tmp/m.gguf" --memory "$tmp/agent.db" --tools timer --prompt "Hi" -n 4 --temp 0 --json \
+  > /dev/null || fail "agent --memory failed"
+python3 - "$tmp/agent.db" <<'PY'
+import sqlite3, sys, time
+now = int(time.time() * 1000)
+db = sqlite3.connect(sys.argv[1])
+db.execute("INSERT INTO timers(label, duration_ms, created_at, due_at) VALUES ('tea', 300000, ?, ?)", (now - 900000, now - 600000))
+db.execute("INSERT INTO timers(label, duration_ms, created_at, due_at) VALUES ('bread', 7200000, ?, ?)", (now, now + 7200000))
+db.commit()
+PY
+printf '/exit\n' | "$KAZEIA" agent -m "$tmp/m.gguf" --memory "$tmp/agent.db" --tools timer -n 4 --temp 0 \
+  > /dev/null 2> "$tmp/timer.err" || fail "agent with saved timers failed"
+grep -q '"tea" (5 min) fired late: its time came 10 min' "$tmp/timer.err" || fail "no late-timer notice: $(cat "$tmp/timer.err")"
+left="$(python3 -c 'import sqlite3, sys; print(",".join(r[0] for r in sqlite3.connect(sys.argv[1]).execute("SELECT label FROM timers")))' "$tmp/agent.db")"
+[ "$left" = "bread" ] || fail "saved timers after the restart: '$left', expected 'bread'"
+
 # Bad options: exit code 1 and a message naming the problem.
 if "$KAZEIA" agent -m "$tmp/m.gguf" --tools calculator,teleport --prompt x 2> "$tmp/err"; then fail "accepted an unknown tool"; fi
 grep -q "teleport" "$tmp/err" || fail "error does not name the tool: $(cat "$tmp/err")"
