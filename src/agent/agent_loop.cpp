@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "agent/reasoning_budget.h"
+#include "agent/tool_prompt.h"
 #include "text/detokenizer.h"
 
 namespace kazeia::agent {
@@ -137,10 +138,13 @@ Status AgentLoop::build_system_message(std::string_view first_user_message) {
 }
 
 Result<AgentLoop::Round> AgentLoop::generate_round(int round, const AgentEventCallback& emit, AgentUsage& usage) {
-  ojson request{{"messages", messages_},
+  // A template that does not write the tool list gets it (and the calls and
+  // results) written into the messages instead.
+  const bool inline_tools = !tools_json_.empty() && !deps_.chat_template->renders_tools();
+  ojson request{{"messages", inline_tools ? inline_tools_in_messages(messages_, tools_json_) : messages_},
                 {"add_generation_prompt", true},
                 {"chat_template_kwargs", {{"enable_thinking", options_.enable_thinking}}}};
-  if (!tools_json_.empty()) request["tools"] = tools_json_;
+  if (!tools_json_.empty() && !inline_tools) request["tools"] = tools_json_;
   KZ_ASSIGN_OR_RETURN(std::string prompt, deps_.chat_template->render(request));
   last_prompts_.push_back(prompt);
   const std::vector<int32_t> ids = tokenize_chat_prompt(*deps_.tokenizer, prompt);
