@@ -12,34 +12,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$KAZEIA" gen-model --preset tiny-qwen3 --type q8_0 -o "$tmp/m.gguf" > /dev/null
 
 # check_events FILE EXPECTED_TURNS [MAX_THINK]: every line a JSON event, each turn closed by done.
-check_events() {
-  python3 - "$@" <<'PY'
-import json, sys
-path, turns = sys.argv[1], int(sys.argv[2])
-max_think = int(sys.argv[3]) if len(sys.argv) > 3 else None
-lines = open(path, encoding="utf-8").read().splitlines()
-assert lines, "no output"
-events = [json.loads(l) for l in lines]
-kinds = {"think", "answer", "tool_call", "tool_result", "error", "done"}
-for e in events:
-    assert e["type"] in kinds, e
-    assert isinstance(e["round"], int) and e["round"] >= 0, e
-    if e["type"] in ("think", "answer"): assert isinstance(e["text"], str), e
-    if e["type"] == "tool_call": assert isinstance(e["arguments"], dict) and e["name"], e
-    if e["type"] == "tool_result": assert isinstance(e["ok"], bool) and "content" in e, e
-    if e["type"] == "error": assert isinstance(e["message"], str), e
-assert events[-1]["type"] == "done", events[-1]
-dones = [e for e in events if e["type"] == "done"]
-assert len(dones) == turns, f"{len(dones)} done events, expected {turns}"
-for d in dones:
-    u = d["usage"]
-    assert u["stop_reason"] in ("answer", "max_rounds", "cancelled", "error"), u
-    assert u["rounds"] >= 1 and u["prompt_tokens"] > 0 and u["generated_tokens"] >= 0, u
-    if max_think is not None:
-        assert u["think_tokens"] <= max_think, u
-        assert u["forced_think_closes"] == 1, u
-PY
-}
+check_events() { python3 "$ROOT/tests/cli/check_agent_events.py" "$@"; }
 
 "$KAZEIA" agent -m "$tmp/m.gguf" --prompt "What's 234*567? Also, set a timer for 5 minutes." --json \
   -n 24 --temp 0 --max-rounds 2 > "$tmp/one.jsonl" || fail "agent --prompt failed"
