@@ -33,6 +33,14 @@ if [ -f "$SHARED/models/qwen35-mtp-f32.gguf" ]; then
   "$KAZEIA" agent -m "$SHARED/models/qwen35-mtp-f32.gguf" --prompt "Hi" --json -n 16 --temp 0 \
     --max-think 3 --tools "" > "$tmp/think.jsonl" || fail "agent --max-think failed"
   check_events "$tmp/think.jsonl" 1 3 || fail "bad think-budget stream: $(cat "$tmp/think.jsonl")"
+  # --no-think renders the prompt with thinking off: Qwen3.5's generation prompt then holds an
+  # empty, closed think block instead of an open <think>, so the prompt is longer.
+  "$KAZEIA" agent -m "$SHARED/models/qwen35-mtp-f32.gguf" --prompt "Hi" --json -n 4 --temp 0 --tools "" \
+    --no-think > "$tmp/nothink.jsonl" || fail "agent --no-think failed"
+  check_events "$tmp/nothink.jsonl" 1 || fail "bad --no-think stream: $(cat "$tmp/nothink.jsonl")"
+  prompt_tokens() { python3 -c 'import json, sys; print([json.loads(l) for l in open(sys.argv[1])][-1]["usage"]["prompt_tokens"])' "$1"; }
+  [ "$(prompt_tokens "$tmp/nothink.jsonl")" -gt "$(prompt_tokens "$tmp/think.jsonl")" ] ||
+    fail "--no-think did not change the prompt: $(prompt_tokens "$tmp/nothink.jsonl") vs $(prompt_tokens "$tmp/think.jsonl") tokens"
   # The same budget in plain generation (run --chat --max-think).
   "$KAZEIA" run -m "$SHARED/models/qwen35-mtp-f32.gguf" --chat -p "Hi" -n 10 --temp 0 --max-think 2 > "$tmp/run.txt" ||
     fail "run --max-think failed"
