@@ -41,6 +41,16 @@ if [ -f "$SHARED/models/qwen35-mtp-f32.gguf" ]; then
   prompt_tokens() { python3 -c 'import json, sys; print([json.loads(l) for l in open(sys.argv[1])][-1]["usage"]["prompt_tokens"])' "$1"; }
   [ "$(prompt_tokens "$tmp/nothink.jsonl")" -gt "$(prompt_tokens "$tmp/think.jsonl")" ] ||
     fail "--no-think did not change the prompt: $(prompt_tokens "$tmp/nothink.jsonl") vs $(prompt_tokens "$tmp/think.jsonl") tokens"
+  # On a terminal the reasoning (all of a random model's 8 tokens here: the prompt opened <think>)
+  # is dimmed and the style reset after it; `script` provides the pseudo-terminal.
+  if command -v script > /dev/null; then
+    script -qec "'$KAZEIA' agent -m '$SHARED/models/qwen35-mtp-f32.gguf' --prompt Hi -n 8 --temp 0 --tools ''" \
+      /dev/null < /dev/null > "$tmp/tty.out" || fail "agent on a terminal failed"
+    grep -q $'\x1b\[2m' "$tmp/tty.out" || fail "reasoning not dimmed on a terminal: $(od -c "$tmp/tty.out" | head)"
+    grep -q $'\x1b\[0m' "$tmp/tty.out" || fail "dim style never reset: $(od -c "$tmp/tty.out" | head)"
+  else
+    echo "*** SKIPPING the terminal check: no 'script' command"
+  fi
   # The same budget in plain generation (run --chat --max-think).
   "$KAZEIA" run -m "$SHARED/models/qwen35-mtp-f32.gguf" --chat -p "Hi" -n 10 --temp 0 --max-think 2 > "$tmp/run.txt" ||
     fail "run --max-think failed"
