@@ -4,14 +4,13 @@
 // Content of a random model is arbitrary: only structure is asserted.
 #include <gtest/gtest.h>
 
-#include <sqlite3.h>
-
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "agent/agent_test_util.h"
 #include "api_test_util.h"
 #include "kazeia/agent.h"
 
@@ -122,24 +121,9 @@ TEST(AgentApi, MemoryToolsWithADatabase) {
   std::remove(o.memory_path.c_str());
 }
 
-// Runs fixed SQL on its own connection; "" when it succeeds without a row.
+// Fixed SQL on its own connection; "" when it succeeds without a row.
 std::string sql(const std::string& path, const std::string& statement) {
-  sqlite3* db = nullptr;
-  sqlite3_open(path.c_str(), &db);
-  sqlite3_stmt* stmt = nullptr;
-  std::string out = "<error>";
-  if (sqlite3_prepare_v2(db, statement.c_str(), -1, &stmt, nullptr) == SQLITE_OK) {
-    const int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-      const unsigned char* text = sqlite3_column_text(stmt, 0);
-      out = text ? reinterpret_cast<const char*>(text) : "";
-    } else if (rc == SQLITE_DONE) {
-      out = "";
-    }
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return out;
+  return agent::testing::raw_query(path, statement.c_str());
 }
 
 // With a memory database, pending timers are saved there: an agent created
