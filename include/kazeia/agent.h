@@ -11,7 +11,10 @@
 // memory_recall / memory_forget; needs memory_path), web_search (answers from
 // an offline JSONL cache, web_search_cache; without one every query is "not
 // in cache"). With memory_path the memories most relevant to the first user
-// message are also put into the system prompt.
+// message are also put into the system prompt, and pending timers are saved
+// in that database: an agent created later on it lists them, fires them on
+// time, and fires at creation those whose time came while none was running
+// (announced as late, with how late).
 //
 // std-only types; errors are Status / Result values.
 #pragma once

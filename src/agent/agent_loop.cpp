@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "agent/reasoning_budget.h"
+#include "agent/tool_prompt.h"
 #include "text/detokenizer.h"
 
 namespace kazeia::agent {
@@ -33,6 +34,29 @@ const char* agent_event_type_name(AgentEventType type) {
   return "unknown";
 }
 
+namespace {
+
+// "2 h 5 min", "3 min 12 s", "40 s": whole seconds, the largest unit and the
+// next one when it is not zero.
+std::string whole_duration(std::chrono::nanoseconds d) {
+  int64_t rest = std::max<int64_t>(0, std::chrono::round<std::chrono::seconds>(d).count());
+  if (rest == 0) return "0 s";
+  static const std::pair<int64_t, const char*> kUnits[] = {{86400, "d"}, {3600, "h"}, {60, "min"}, {1, "s"}};
+  std::string out;
+  for (const auto& [size, name] : kUnits) {
+    const int64_t n = rest / size;
+    rest %= size;
+    if (!out.empty()) {
+      if (n > 0) out += " " + std::to_string(n) + " " + name;
+      break;
+    }
+    if (n > 0) out = std::to_string(n) + " " + name;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string timer_notice(const std::vector<TimerEvent>& fired) {
   std::string notice;
   for (const auto& t : fired) {
@@ -43,8 +67,10 @@ std::string timer_notice(const std::vector<TimerEvent>& fired) {
     else
       std::snprintf(duration, sizeof duration, "%g s", secs);
     notice += "[Timer notice: timer " + std::to_string(t.id) +
-              (t.label.empty() ? std::string() : " " + nlohmann::json(t.label).dump()) + " (" + duration +
-              ") has fired.]\n";
+              (t.label.empty() ? std::string() : " " + nlohmann::json(t.label).dump()) + " (" + duration + ") " +
+              (t.missed ? "fired late: its time came " + whole_duration(t.late_by()) +
+                              " ago, while the agent was not running.]\n"
+                        : std::string("has fired.]\n"));
   }
   return notice;
 }
@@ -112,10 +138,13 @@ Status AgentLoop::build_system_message(std::string_view first_user_message) {
 }
 
 Result<AgentLoop::Round> AgentLoop::generate_round(int round, const AgentEventCallback& emit, AgentUsage& usage) {
-  ojson request{{"messages", messages_},
+  // A template that does not write the tool list gets it (and the calls and
+  // results) written into the messages instead.
+  const bool inline_tools = !tools_json_.empty() && !deps_.chat_template->renders_tools();
+  ojson request{{"messages", inline_tools ? inline_tools_in_messages(messages_, tools_json_) : messages_},
                 {"add_generation_prompt", true},
                 {"chat_template_kwargs", {{"enable_thinking", options_.enable_thinking}}}};
-  if (!tools_json_.empty()) request["tools"] = tools_json_;
+  if (!tools_json_.empty() && !inline_tools) request["tools"] = tools_json_;
   KZ_ASSIGN_OR_RETURN(std::string prompt, deps_.chat_template->render(request));
   last_prompts_.push_back(prompt);
   const std::vector<int32_t> ids = tokenize_chat_prompt(*deps_.tokenizer, prompt);

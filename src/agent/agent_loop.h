@@ -5,7 +5,9 @@
 //      system prompt plus, when a memory store is attached, its context block
 //      for the first user message (kept fixed afterwards so later turns reuse
 //      the evaluated prefix; the memory tools recall more on demand). The
-//      tool list goes to the template as `tools`: the template writes it.
+//      tool list goes to the template as `tools`: the template writes it;
+//      a template that does not (probed at load) gets the tools, calls and
+//      results written into the messages instead (tool_prompt.h).
 //   2. Each round renders the conversation, tokenizes it and streams tokens
 //      from the generator through the detokenizer into the stream parser
 //      (Hermes JSON calls, or the XML-parameter form for Qwen3.5 templates),

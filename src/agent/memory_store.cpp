@@ -1,12 +1,11 @@
 #include "agent/memory_store.h"
 
 #include <algorithm>
-#include <array>
-#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <unordered_set>
 
+#include "agent/agent_database.h"
 #include "agent/sqlite_util.h"
 #include "agent/text_util.h"
 
@@ -15,7 +14,6 @@ namespace kazeia::agent {
 using sqlite::Database;
 using sqlite::ResetOnExit;
 using sqlite::Statement;
-using sqlite::Transaction;
 
 // ---------------------------------------------------------------------------
 // Query sanitisation
@@ -95,84 +93,9 @@ std::string fts5_match_expression(std::string_view text) {
   return expression;
 }
 
-// ---------------------------------------------------------------------------
-// Schema
-
 namespace {
 
-// Version 1. Later versions append a migration step; never edit this one.
-constexpr const char* kSchemaV1 = R"sql(
-CREATE TABLE memories (
-  id INTEGER PRIMARY KEY,
-  key TEXT NOT NULL UNIQUE,
-  value TEXT NOT NULL,
-  metadata TEXT NOT NULL DEFAULT '{}',
-  conversation_id TEXT,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE INDEX memories_by_conversation ON memories(conversation_id);
-CREATE VIRTUAL TABLE memories_fts USING fts5(
-  key, value,
-  content='memories', content_rowid='id',
-  tokenize='porter unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-  INSERT INTO memories_fts(rowid, key, value) VALUES (new.id, new.key, new.value);
-END;
-CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-  INSERT INTO memories_fts(memories_fts, rowid, key, value) VALUES ('delete', old.id, old.key, old.value);
-END;
-CREATE TRIGGER memories_fts_update AFTER UPDATE OF key, value ON memories BEGIN
-  INSERT INTO memories_fts(memories_fts, rowid, key, value) VALUES ('delete', old.id, old.key, old.value);
-  INSERT INTO memories_fts(rowid, key, value) VALUES (new.id, new.key, new.value);
-END;
-CREATE TABLE conversation_summaries (
-  conversation_id TEXT PRIMARY KEY,
-  summary TEXT NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-)sql";
-
-constexpr std::array<const char*, 1> kMigrations = {kSchemaV1};  // step i: version i -> i + 1
-static_assert(kMigrations.size() == MemoryStore::kSchemaVersion);
-
 constexpr const char* kMemoryColumns = "id, key, value, metadata, conversation_id, created_at, updated_at";
-
-Status migrate(Database& db) {
-  KZ_ASSIGN_OR_RETURN(Transaction txn, Transaction::begin(db));
-  KZ_ASSIGN_OR_RETURN(std::string version_text, db.query_text("PRAGMA user_version", "read schema version"));
-  const int version = std::atoi(version_text.c_str());
-  if (version > MemoryStore::kSchemaVersion) {
-    return Unsupported("memory database has schema version " + std::to_string(version) +
-                       ", newer than this build supports (" + std::to_string(MemoryStore::kSchemaVersion) + ")");
-  }
-  if (version == MemoryStore::kSchemaVersion) return txn.commit();
-  if (version == 0) {
-    KZ_ASSIGN_OR_RETURN(std::string tables, db.query_text("SELECT count(*) FROM sqlite_schema", "inspect schema"));
-    if (tables != "0") {
-      return InvalidFile("database has tables but no memory-store schema version; refusing to modify it");
-    }
-  }
-  for (int v = version; v < MemoryStore::kSchemaVersion; ++v) {
-    Status step = db.exec(kMigrations[static_cast<size_t>(v)], "migrate schema to version " + std::to_string(v + 1));
-    if (!step.ok()) {
-      if (step.message().find("no such module: fts5") != std::string::npos) {
-        return Unsupported("this SQLite library was built without FTS5: " + step.message());
-      }
-      return step;
-    }
-  }
-  // The version is a constant, not user data.
-  const std::string set_version = "PRAGMA user_version = " + std::to_string(MemoryStore::kSchemaVersion);
-  KZ_RETURN_IF_ERROR(db.exec(set_version.c_str(), "write schema version"));
-  return txn.commit();
-}
-
-int64_t system_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 size_t default_token_count(std::string_view text) { return (text.size() + 3) / 4; }
 
@@ -189,7 +112,7 @@ struct MemoryStore::State {
   Statement upsert, select_by_key, select_by_id, delete_by_key, delete_by_id, count, search, set_summary,
       get_summary;
 
-  int64_t now() const { return options.now_ms ? options.now_ms() : system_now_ms(); }
+  int64_t now() const { return options.now_ms ? options.now_ms() : unix_now_ms(); }
 
   // Reads the memory columns (kMemoryColumns order) of the current row.
   static Memory read_memory(const Statement& s, int first = 0) {
@@ -218,18 +141,10 @@ MemoryStore::~MemoryStore() = default;
 Result<std::unique_ptr<MemoryStore>> MemoryStore::open(const std::string& path, MemoryStoreOptions options) {
   auto state = std::make_unique<State>();
   state->options = std::move(options);
-  KZ_ASSIGN_OR_RETURN(state->db, Database::open(path));
+  KZ_ASSIGN_OR_RETURN(state->db,
+                      open_agent_database(path, {state->options.durability, state->options.busy_timeout_ms},
+                                          "memory database"));
   Database& db = state->db;
-  sqlite3_busy_timeout(db.handle(), state->options.busy_timeout_ms);
-
-  KZ_ASSIGN_OR_RETURN(std::string mode, db.query_text("PRAGMA journal_mode=WAL", "enable WAL"));
-  if (ascii_lower(mode) != "wal" && path != ":memory:") {
-    return IoError("memory database " + path + ": could not enable WAL mode (journal_mode is " + mode + ")");
-  }
-  KZ_RETURN_IF_ERROR(db.exec(state->options.durability == Durability::kFull ? "PRAGMA synchronous=FULL"
-                                                                              : "PRAGMA synchronous=NORMAL",
-                             "set synchronous"));
-  KZ_RETURN_IF_ERROR(migrate(db).with_context("memory database " + path));
 
   sqlite3* h = db.handle();
   const std::string columns = kMemoryColumns;

@@ -7,8 +7,9 @@
 // so the text is stored once; tokenizer "porter unicode61
 // remove_diacritics 2" (English stemming: "dogs" finds "dog"; accents
 // folded). Per-conversation summaries live in `conversation_summaries`.
-// The schema version is PRAGMA user_version; opening a newer database fails
-// instead of guessing.
+// The file is the agent database (agent_database.h): it also holds the
+// pending timers. The schema version is PRAGMA user_version; opening a newer
+// database fails instead of guessing.
 //
 // Durability. A commit in WAL mode appends the transaction to the -wal file
 // with write(2) before COMMIT returns, so the data is in the kernel page
@@ -51,6 +52,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/agent_database.h"
 #include "kazeia/status.h"
 
 namespace kazeia::agent {
@@ -71,11 +73,6 @@ struct RecalledMemory {
   Memory memory;
   double relevance = 0.0;  // -bm25
   double score = 0.0;      // relevance combined with recency (see above)
-};
-
-enum class Durability {
-  kNormal,  // PRAGMA synchronous=NORMAL: survives process crashes, not power loss
-  kFull,    // PRAGMA synchronous=FULL: fsync per commit, survives power loss
 };
 
 struct MemoryStoreOptions {
@@ -113,7 +110,7 @@ std::string fts5_match_expression(std::string_view text);
 
 class MemoryStore {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = kAgentSchemaVersion;  // of the whole agent database
 
   // Opens or creates the database at `path` and brings its schema up to date.
   static Result<std::unique_ptr<MemoryStore>> open(const std::string& path, MemoryStoreOptions options = {});

@@ -124,18 +124,23 @@ Result<std::unique_ptr<Agent>> Agent::create(Engine& engine, const AgentOptions&
   agent::BuiltinTools builtin;
   builtin.calculator = wants("calculator");
   builtin.clock = wants("clock");
-  if (wants("timer")) {
-    agent::TimerService::Callback on_fire;
-    if (options.on_timer_fired)
-      on_fire = [cb = options.on_timer_fired](const agent::TimerEvent& e) { cb(agent::timer_notice({e})); };
-    builtin.timers = std::make_shared<agent::TimerService>(std::move(on_fire));
-  }
   std::shared_ptr<agent::MemoryStore> memory;
   if (!options.memory_path.empty()) {
     KZ_ASSIGN_OR_RETURN(std::unique_ptr<agent::MemoryStore> store, agent::MemoryStore::open(options.memory_path));
     memory = std::move(store);
   } else if (wants("memory")) {
     return InvalidArgument("the memory tools need a memory database (memory_path / --memory FILE.db)");
+  }
+  if (wants("timer")) {
+    agent::TimerService::Callback on_fire;
+    if (options.on_timer_fired)
+      on_fire = [cb = options.on_timer_fired](const agent::TimerEvent& e) { cb(agent::timer_notice({e})); };
+    if (options.memory_path.empty()) {
+      builtin.timers = std::make_shared<agent::TimerService>(std::move(on_fire));
+    } else {  // pending timers live in the memory database and outlive the process
+      KZ_ASSIGN_OR_RETURN(std::unique_ptr<agent::TimerStore> store, agent::TimerStore::open(options.memory_path));
+      KZ_ASSIGN_OR_RETURN(builtin.timers, agent::TimerService::open({std::move(store), {}}, std::move(on_fire)));
+    }
   }
   if (wants("memory")) builtin.memory = memory;
   if (wants("web_search")) {

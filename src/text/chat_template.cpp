@@ -27,6 +27,7 @@ constexpr const char* kChatMLSource =
     "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}\n";
 
 constexpr const char* kProbeMarker = "KZ_TYPED_CONTENT_PROBE";
+constexpr const char* kToolsProbeMarker = "KZ_TOOLS_PROBE";
 
 bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
@@ -193,6 +194,7 @@ void ChatTemplate::use_fallback(const std::string& why) {
   family_ = ChatTemplateFamily::kChatML;
   fallback_ = true;
   typed_content_ = true;
+  renders_tools_ = false;
   uses_think_tags_ = false;
   warnings_.push_back(why + "; using the built-in ChatML template");
   KZ_LOG_WARN("chat template: %s", warnings_.back().c_str());
@@ -226,6 +228,14 @@ ChatTemplate ChatTemplate::from_source(std::string source, std::string bos_token
   probe_limits.max_output_bytes = size_t{1} << 20;
   auto out = t.tmpl_->render(ctx, probe_limits);
   t.typed_content_ = out.ok() && contains(*out, kProbeMarker);
+  // Does it write the tool list? (SmolLM2's ChatML template, for one, does not.)
+  ctx["messages"] = json::array({json{{"role", "user"}, {"content", "x"}}});
+  ctx["tools"] = json::array({json{{"type", "function"},
+                                   {"function", {{"name", kToolsProbeMarker},
+                                                 {"description", kToolsProbeMarker},
+                                                 {"parameters", {{"type", "object"}, {"properties", json::object()}}}}}}});
+  out = t.tmpl_->render(ctx, probe_limits);
+  t.renders_tools_ = out.ok() && contains(*out, kToolsProbeMarker);
   return t;
 }
 

@@ -90,6 +90,10 @@ class ChatTemplate {
   const std::string& source() const { return source_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
   bool supports_typed_content() const { return typed_content_; }
+  // Whether the template writes the request's `tools` into the prompt
+  // (probed at load). When it does not, a caller that offers tools has to
+  // describe them itself (the agent loop does; see agent/tool_prompt.h).
+  bool renders_tools() const { return renders_tools_; }
   const std::string& bos_token() const { return bos_; }
   const std::string& eos_token() const { return eos_; }
 
@@ -107,6 +111,7 @@ class ChatTemplate {
   ChatTemplateFamily family_ = ChatTemplateFamily::kUnknown;
   bool fallback_ = false;
   bool typed_content_ = false;
+  bool renders_tools_ = false;
   bool uses_think_tags_ = false;
   std::vector<std::string> warnings_;
 };

@@ -211,15 +211,17 @@ TEST_P(AgentLoopTest, TwoParallelCallsThenAnswer) {
   EXPECT_LT(c.first, t.second);
   EXPECT_LT(t.first, c.second);
 
-  // The tool list went through the template; the results came back through it.
+  // The tool list reached the prompt (written by the Qwen templates, by the
+  // loop for the generated model's plain ChatML one); the results came back.
   ASSERT_EQ(loop->last_prompts().size(), 2u);
   const std::string& p1 = loop->last_prompts()[0];
   const std::string& p2 = loop->last_prompts()[1];
-  if (qwen_template_) {
-    EXPECT_NE(p1.find("<tools>"), std::string::npos);
-    EXPECT_NE(p1.find("\"calculator\""), std::string::npos);
-    EXPECT_EQ(count_of(p2, "<tool_response>"), 2u) << p2;
-  }
+  EXPECT_EQ(chat_template_->renders_tools(), qwen_template_);
+  EXPECT_NE(p1.find("<tools>"), std::string::npos) << p1;
+  EXPECT_NE(p1.find("\"calculator\""), std::string::npos) << p1;
+  EXPECT_NE(p1.find("\"expression\""), std::string::npos) << p1;  // its parameters
+  EXPECT_EQ(count_of(p2, "<tool_response>"), 2u) << p2;
+  EXPECT_NE(p2.find("234*567"), std::string::npos) << p2;  // round 1's calls are in the history
   EXPECT_NE(p2.find(results[0].text), std::string::npos) << p2;
   EXPECT_NE(p2.find(results[1].text), std::string::npos) << p2;
   EXPECT_EQ(gen.prompts.size(), 2u);
@@ -485,6 +487,17 @@ TEST(AgentLoop, TimerNoticeWording) {
   e.duration = std::chrono::seconds(90);
   EXPECT_EQ(timer_notice({e}), "[Timer notice: timer 3 \"tea \\\"green\\\"\" (90 s) has fired.]\n");
   EXPECT_EQ(timer_notice({}), "");
+  // Restored after a restart, its time long past: how late, in whole units.
+  e.label = "";
+  e.missed = true;
+  e.fired_at = e.due + std::chrono::hours(2) + std::chrono::seconds(5);
+  EXPECT_EQ(timer_notice({e}),
+            "[Timer notice: timer 3 (90 s) fired late: its time came 2 h ago, while the agent was not running.]\n");
+  e.fired_at = e.due + std::chrono::milliseconds(40400);
+  EXPECT_EQ(timer_notice({e}),
+            "[Timer notice: timer 3 (90 s) fired late: its time came 40 s ago, while the agent was not running.]\n");
+  e.fired_at = e.due + std::chrono::hours(27) + std::chrono::minutes(3);
+  EXPECT_NE(timer_notice({e}).find("came 1 d 3 h ago"), std::string::npos) << timer_notice({e});
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, AgentLoopTest,

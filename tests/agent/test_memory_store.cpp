@@ -3,8 +3,6 @@
 // memory tools.
 #include <gtest/gtest.h>
 
-#include <sqlite3.h>
-
 #include <cmath>
 #include <thread>
 
@@ -14,6 +12,8 @@
 
 namespace kazeia::agent {
 namespace {
+
+using testing::raw_query;
 
 constexpr int64_t kDayMs = 86400 * 1000LL;
 constexpr int64_t kT0 = 1700000000000;  // an arbitrary fixed "now" (ms)
@@ -39,25 +39,6 @@ std::vector<std::string> keys_of(const std::vector<RecalledMemory>& found) {
   return keys;
 }
 
-// Runs one fixed SQL query on a separate connection, returns the first column.
-std::string raw_query(const std::string& path, const char* sql) {
-  sqlite3* db = nullptr;
-  sqlite3_open(path.c_str(), &db);
-  sqlite3_stmt* stmt = nullptr;
-  std::string out = "<error>";
-  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK) {
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-      const unsigned char* text = sqlite3_column_text(stmt, 0);
-      out = text ? reinterpret_cast<const char*>(text) : "";
-    } else if (rc == SQLITE_DONE) {
-      out = "";
-    }
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return out;
-}
 
 TEST(MemoryStore, StoreGetUpsertForget) {
   Fixture f;
@@ -123,7 +104,7 @@ TEST(MemoryStore, PersistsAcrossReopenInWalMode) {
     ASSERT_TRUE((*store)->set_summary("conv-1", "Talked about moving house.").ok());
   }
   EXPECT_EQ(raw_query(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw_query(path, "PRAGMA user_version"), "1");
+  EXPECT_EQ(raw_query(path, "PRAGMA user_version"), "2");  // memories + timers (agent_database.h)
   auto store = MemoryStore::open(path);
   ASSERT_TRUE(store.ok());
   EXPECT_EQ((*store)->get("city")->value, "The user lives in Rotterdam.");
@@ -136,11 +117,11 @@ TEST(MemoryStore, SchemaVersionGuards) {
   {  // A newer schema than we know: refuse.
     const std::string path = dir.file("newer.db");
     ASSERT_TRUE(MemoryStore::open(path).ok());
-    EXPECT_EQ(raw_query(path, "PRAGMA user_version = 2"), "");
+    EXPECT_EQ(raw_query(path, "PRAGMA user_version = 3"), "");
     auto store = MemoryStore::open(path);
     ASSERT_FALSE(store.ok());
     EXPECT_EQ(store.status().code(), ErrorCode::kUnsupported);
-    EXPECT_NE(store.status().message().find("schema version 2"), std::string::npos) << store.status().message();
+    EXPECT_NE(store.status().message().find("schema version 3"), std::string::npos) << store.status().message();
   }
   {  // Someone else's database: do not touch it.
     const std::string path = dir.file("foreign.db");
@@ -161,6 +142,30 @@ TEST(MemoryStore, SchemaVersionGuards) {
     ASSERT_FALSE(store.ok());
     EXPECT_EQ(store.status().code(), ErrorCode::kIo) << store.status().message();
   }
+}
+
+TEST(MemoryStore, Version1DatabaseIsMigratedKeepingItsMemories) {
+  testing::TempDir dir;
+  const std::string path = dir.file("v1.db");
+  {
+    auto store = MemoryStore::open(path);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->store("pet", "The user's cat is called Miso.").ok());
+  }
+  // Turn it back into what a version-1 build wrote: no timers table.
+  EXPECT_EQ(raw_query(path, "DROP TABLE timers"), "");
+  EXPECT_EQ(raw_query(path, "PRAGMA user_version = 1"), "");
+  EXPECT_EQ(raw_query(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'timers'"), "0");
+
+  auto store = MemoryStore::open(path);
+  ASSERT_TRUE(store.ok()) << store.status().to_string();
+  EXPECT_EQ(raw_query(path, "PRAGMA user_version"), "2");
+  EXPECT_EQ(raw_query(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'timers'"), "1");
+  EXPECT_EQ((*store)->get("pet")->value, "The user's cat is called Miso.");
+  auto found = (*store)->recall("cat", 3);
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->size(), 1u);
+  EXPECT_EQ((*found)[0].memory.key, "pet");
 }
 
 TEST(MemoryStore, ConversationScopeAndSummaries) {

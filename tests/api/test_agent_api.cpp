@@ -4,10 +4,13 @@
 // Content of a random model is arbitrary: only structure is asserted.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "agent/agent_test_util.h"
 #include "api_test_util.h"
 #include "kazeia/agent.h"
 
@@ -116,6 +119,48 @@ TEST(AgentApi, MemoryToolsWithADatabase) {
             (std::vector<std::string>{"memory_store", "memory_recall", "memory_forget", "web_search"}));
   EXPECT_TRUE((*agent)->run("Remember that I like tea").ok());
   std::remove(o.memory_path.c_str());
+}
+
+// Fixed SQL on its own connection; "" when it succeeds without a row.
+std::string sql(const std::string& path, const std::string& statement) {
+  return agent::testing::raw_query(path, statement.c_str());
+}
+
+// With a memory database, pending timers are saved there: an agent created
+// later fires those whose time came in between (announced as late) and keeps
+// the others.
+TEST(AgentApi, PendingTimersLiveInTheMemoryDatabase) {
+  ASSERT_FALSE(tiny_qwen3().empty());
+  auto engine = load(tiny_qwen3());
+  ASSERT_TRUE(engine);
+  AgentOptions o = small_options();
+  o.tools = {"timer"};
+  o.memory_path = testing::scratch_dir() + "/agent_api_timers_" + std::to_string(::getpid()) + ".db";
+  std::remove(o.memory_path.c_str());
+  ASSERT_TRUE(Agent::create(*engine, o).ok());  // creates the database
+  // What an earlier agent left behind: tea (5 min) was due 5 minutes ago,
+  // bread (2 h) is due in an hour.
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string insert = "INSERT INTO timers(label, duration_ms, created_at, due_at) VALUES ";
+  ASSERT_EQ(sql(o.memory_path, insert + "('tea', 300000, " + std::to_string(now - 600000) + ", " +
+                                   std::to_string(now - 300000) + ")"), "");
+  ASSERT_EQ(sql(o.memory_path, insert + "('bread', 7200000, " + std::to_string(now - 3600000) + ", " +
+                                   std::to_string(now + 3600000) + ")"), "");
+
+  std::vector<std::string> notices;  // fired inside create(), on this thread
+  o.on_timer_fired = [&notices](const std::string& notice) { notices.push_back(notice); };
+  auto agent = Agent::create(*engine, o);
+  ASSERT_TRUE(agent.ok()) << agent.status().to_string();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_NE(notices[0].find("\"tea\" (5 min) fired late: its time came 5 min"), std::string::npos) << notices[0];
+  EXPECT_EQ(sql(o.memory_path, "SELECT group_concat(label) FROM timers"), "bread");
+  // The model hears about it with the next message.
+  ASSERT_TRUE((*agent)->run("Anything new?").ok());
+  auto messages = nlohmann::json::parse((*agent)->messages_json());
+  EXPECT_EQ(messages[0]["content"], notices[0] + "\nAnything new?");
+  agent->reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((o.memory_path + suffix).c_str());
 }
 
 // The reasoning budget on a real model: Qwen3.5's generation prompt opens

@@ -12,34 +12,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$KAZEIA" gen-model --preset tiny-qwen3 --type q8_0 -o "$tmp/m.gguf" > /dev/null
 
 # check_events FILE EXPECTED_TURNS [MAX_THINK]: every line a JSON event, each turn closed by done.
-check_events() {
-  python3 - "$@" <<'PY'
-import json, sys
-path, turns = sys.argv[1], int(sys.argv[2])
-max_think = int(sys.argv[3]) if len(sys.argv) > 3 else None
-lines = open(path, encoding="utf-8").read().splitlines()
-assert lines, "no output"
-events = [json.loads(l) for l in lines]
-kinds = {"think", "answer", "tool_call", "tool_result", "error", "done"}
-for e in events:
-    assert e["type"] in kinds, e
-    assert isinstance(e["round"], int) and e["round"] >= 0, e
-    if e["type"] in ("think", "answer"): assert isinstance(e["text"], str), e
-    if e["type"] == "tool_call": assert isinstance(e["arguments"], dict) and e["name"], e
-    if e["type"] == "tool_result": assert isinstance(e["ok"], bool) and "content" in e, e
-    if e["type"] == "error": assert isinstance(e["message"], str), e
-assert events[-1]["type"] == "done", events[-1]
-dones = [e for e in events if e["type"] == "done"]
-assert len(dones) == turns, f"{len(dones)} done events, expected {turns}"
-for d in dones:
-    u = d["usage"]
-    assert u["stop_reason"] in ("answer", "max_rounds", "cancelled", "error"), u
-    assert u["rounds"] >= 1 and u["prompt_tokens"] > 0 and u["generated_tokens"] >= 0, u
-    if max_think is not None:
-        assert u["think_tokens"] <= max_think, u
-        assert u["forced_think_closes"] == 1, u
-PY
-}
+check_events() { python3 "$ROOT/tests/cli/check_agent_events.py" "$@"; }
 
 "$KAZEIA" agent -m "$tmp/m.gguf" --prompt "What's 234*567? Also, set a timer for 5 minutes." --json \
   -n 24 --temp 0 --max-rounds 2 > "$tmp/one.jsonl" || fail "agent --prompt failed"
@@ -60,6 +33,24 @@ if [ -f "$SHARED/models/qwen35-mtp-f32.gguf" ]; then
   "$KAZEIA" agent -m "$SHARED/models/qwen35-mtp-f32.gguf" --prompt "Hi" --json -n 16 --temp 0 \
     --max-think 3 --tools "" > "$tmp/think.jsonl" || fail "agent --max-think failed"
   check_events "$tmp/think.jsonl" 1 3 || fail "bad think-budget stream: $(cat "$tmp/think.jsonl")"
+  # --no-think renders the prompt with thinking off: Qwen3.5's generation prompt then holds an
+  # empty, closed think block instead of an open <think>, so the prompt is longer.
+  "$KAZEIA" agent -m "$SHARED/models/qwen35-mtp-f32.gguf" --prompt "Hi" --json -n 4 --temp 0 --tools "" \
+    --no-think > "$tmp/nothink.jsonl" || fail "agent --no-think failed"
+  check_events "$tmp/nothink.jsonl" 1 || fail "bad --no-think stream: $(cat "$tmp/nothink.jsonl")"
+  prompt_tokens() { python3 -c 'import json, sys; print([json.loads(l) for l in open(sys.argv[1])][-1]["usage"]["prompt_tokens"])' "$1"; }
+  [ "$(prompt_tokens "$tmp/nothink.jsonl")" -gt "$(prompt_tokens "$tmp/think.jsonl")" ] ||
+    fail "--no-think did not change the prompt: $(prompt_tokens "$tmp/nothink.jsonl") vs $(prompt_tokens "$tmp/think.jsonl") tokens"
+  # On a terminal the reasoning (all of a random model's 8 tokens here: the prompt opened <think>)
+  # is dimmed and the style reset after it; `script` provides the pseudo-terminal.
+  if command -v script > /dev/null; then
+    script -qec "'$KAZEIA' agent -m '$SHARED/models/qwen35-mtp-f32.gguf' --prompt Hi -n 8 --temp 0 --tools ''" \
+      /dev/null < /dev/null > "$tmp/tty.out" || fail "agent on a terminal failed"
+    grep -q $'\x1b\[2m' "$tmp/tty.out" || fail "reasoning not dimmed on a terminal: $(od -c "$tmp/tty.out" | head)"
+    grep -q $'\x1b\[0m' "$tmp/tty.out" || fail "dim style never reset: $(od -c "$tmp/tty.out" | head)"
+  else
+    echo "*** SKIPPING the terminal check: no 'script' command"
+  fi
   # The same budget in plain generation (run --chat --max-think).
   "$KAZEIA" run -m "$SHARED/models/qwen35-mtp-f32.gguf" --chat -p "Hi" -n 10 --temp 0 --max-think 2 > "$tmp/run.txt" ||
     fail "run --max-think failed"
@@ -67,6 +58,24 @@ if [ -f "$SHARED/models/qwen35-mtp-f32.gguf" ]; then
 else
   echo "*** SKIPPING the reasoning-budget check: $SHARED/models/qwen35-mtp-f32.gguf not found"
 fi
+
+# Pending timers live in the --memory database: one whose time came while no agent was running
+# fires when the next one starts, announced as late; one still to come stays saved.
+"$KAZEIA" agent -m "$tmp/m.gguf" --memory "$tmp/agent.db" --tools timer --prompt "Hi" -n 4 --temp 0 --json \
+  > /dev/null || fail "agent --memory failed"
+python3 - "$tmp/agent.db" <<'PY'
+import sqlite3, sys, time
+now = int(time.time() * 1000)
+db = sqlite3.connect(sys.argv[1])
+db.execute("INSERT INTO timers(label, duration_ms, created_at, due_at) VALUES ('tea', 300000, ?, ?)", (now - 900000, now - 600000))
+db.execute("INSERT INTO timers(label, duration_ms, created_at, due_at) VALUES ('bread', 7200000, ?, ?)", (now, now + 7200000))
+db.commit()
+PY
+printf '/exit\n' | "$KAZEIA" agent -m "$tmp/m.gguf" --memory "$tmp/agent.db" --tools timer -n 4 --temp 0 \
+  > /dev/null 2> "$tmp/timer.err" || fail "agent with saved timers failed"
+grep -q '"tea" (5 min) fired late: its time came 10 min' "$tmp/timer.err" || fail "no late-timer notice: $(cat "$tmp/timer.err")"
+left="$(python3 -c 'import sqlite3, sys; print(",".join(r[0] for r in sqlite3.connect(sys.argv[1]).execute("SELECT label FROM timers")))' "$tmp/agent.db")"
+[ "$left" = "bread" ] || fail "saved timers after the restart: '$left', expected 'bread'"
 
 # Bad options: exit code 1 and a message naming the problem.
 if "$KAZEIA" agent -m "$tmp/m.gguf" --tools calculator,teleport --prompt x 2> "$tmp/err"; then fail "accepted an unknown tool"; fi

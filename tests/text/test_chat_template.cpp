@@ -53,6 +53,26 @@ TEST(ChatTemplate, UnparsableTemplateFallsBackToChatML) {
             "{\"a\": 1}}\n</tool_call><|im_end|>\n<|im_start|>tool\nr<|im_end|>\n<|im_start|>assistant\n");
 }
 
+TEST(ChatTemplate, ProbesWhetherTheTemplateWritesTheToolList) {
+  // SmolLM2-Instruct's template (as published with the model): ChatML, no tools.
+  const ChatTemplate smol = ChatTemplate::from_source(
+      "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+      "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}"
+      "{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
+      "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}");
+  EXPECT_FALSE(smol.is_fallback());
+  EXPECT_FALSE(smol.renders_tools());
+  EXPECT_FALSE(ChatTemplate::from_source(kThinkTemplate).renders_tools());
+  EXPECT_FALSE(ChatTemplate::from_source("{% if messages %}never closed").renders_tools());  // the fallback
+  const ChatTemplate with_tools = ChatTemplate::from_source(
+      "{% if tools %}<tools>{% for t in tools %}{{ t | tojson }}{% endfor %}</tools>{% endif %}"
+      "{% for m in messages %}{{ m.content }}{% endfor %}");
+  EXPECT_TRUE(with_tools.renders_tools());
+  // Mentioning tools without writing them does not count.
+  EXPECT_FALSE(ChatTemplate::from_source("{% if tools %}You have tools.{% endif %}{{ messages[0].content }}")
+                   .renders_tools());
+}
+
 TEST(ChatTemplate, FromGgufInMemory) {
   gguf::Writer w;
   w.set("general.architecture", "test");

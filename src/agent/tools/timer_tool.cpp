@@ -3,11 +3,46 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/log.h"
+
 namespace kazeia::agent {
 
 using SteadyClock = std::chrono::steady_clock;
 
-TimerService::TimerService(Callback on_fire) : on_fire_(std::move(on_fire)), thread_([this] { run(); }) {}
+TimerService::TimerService(Callback on_fire) : TimerService(std::move(on_fire), TimerPersistence{}) {}
+
+TimerService::TimerService(Callback on_fire, TimerPersistence persistence)
+    : on_fire_(std::move(on_fire)), persistence_(std::move(persistence)), thread_([this] { run(); }) {}
+
+Result<std::shared_ptr<TimerService>> TimerService::open(TimerPersistence persistence, Callback on_fire) {
+  if (!persistence.store) return InvalidArgument("persistent timers need a timer store");
+  if (!persistence.now_ms) persistence.now_ms = unix_now_ms;
+  KZ_ASSIGN_OR_RETURN(std::vector<StoredTimer> saved, persistence.store->load());
+  std::shared_ptr<TimerService> service(new TimerService(std::move(on_fire), std::move(persistence)));
+  // Saved deadlines are wall-clock times: map them onto the steady clock.
+  const int64_t wall_now = service->persistence_.now_ms();
+  const auto steady_now = SteadyClock::now();
+  std::vector<TimerEvent> missed;
+  {
+    std::lock_guard<std::mutex> lock(service->mu_);
+    for (const StoredTimer& t : saved) {
+      TimerInfo info{t.id, t.label, std::chrono::milliseconds(t.duration_ms),
+                     steady_now + std::chrono::milliseconds(t.due_at_ms - wall_now)};
+      if (t.due_at_ms > wall_now) {
+        service->pending_.emplace(std::make_pair(info.due, info.id), info);
+      } else {
+        missed.push_back(TimerEvent{info.id, info.label, info.duration, info.due, steady_now, /*missed=*/true});
+        service->events_.push_back(missed.back());
+      }
+    }
+  }
+  service->wake_.notify_all();
+  service->fired_.notify_all();
+  service->forget_saved(missed);
+  if (service->on_fire_)
+    for (const TimerEvent& event : missed) service->on_fire_(event);
+  return service;
+}
 
 TimerService::~TimerService() {
   {
@@ -26,7 +61,7 @@ Result<TimerInfo> TimerService::create(std::chrono::nanoseconds duration, std::s
     if (pending_.size() >= kMaxPending) {
       return OutOfRange("too many pending timers (limit " + std::to_string(kMaxPending) + ")");
     }
-    info.id = next_id_++;
+    KZ_ASSIGN_OR_RETURN(info.id, save(label, duration));
     info.label = std::move(label);
     info.duration = duration;
     info.due = SteadyClock::now() + duration;
@@ -48,11 +83,37 @@ Status TimerService::cancel(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = pending_.begin(); it != pending_.end(); ++it) {
     if (it->second.id == id) {
+      if (persistence_.store) {
+        Status removed = persistence_.store->remove(id);
+        if (!removed.ok() && removed.code() != ErrorCode::kNotFound) {
+          return removed.with_context("timer " + std::to_string(id) + " not cancelled");
+        }
+      }
       pending_.erase(it);
       return OkStatus();  // no need to wake the thread: it re-checks on wake-up
     }
   }
   return NotFound("no pending timer with id " + std::to_string(id));
+}
+
+Result<int64_t> TimerService::save(const std::string& label, std::chrono::nanoseconds duration) {
+  if (!persistence_.store) return next_id_++;
+  const int64_t now = persistence_.now_ms();
+  const int64_t ms = std::chrono::ceil<std::chrono::milliseconds>(duration).count();  // never earlier
+  Result<int64_t> id = persistence_.store->add(label, ms, now, now + ms);
+  if (!id.ok()) return id.status().with_context("timer not saved");
+  return id;
+}
+
+void TimerService::forget_saved(const std::vector<TimerEvent>& fired) {
+  if (!persistence_.store) return;
+  for (const TimerEvent& event : fired) {
+    Status removed = persistence_.store->remove(event.id);
+    if (!removed.ok() && removed.code() != ErrorCode::kNotFound) {
+      KZ_LOG_WARN("timer %lld fired but stays saved (it will fire again on restart): %s",
+                  static_cast<long long>(event.id), removed.to_string().c_str());
+    }
+  }
 }
 
 std::vector<TimerEvent> TimerService::poll() {
@@ -92,9 +153,11 @@ void TimerService::run() {
     }
     for (const TimerEvent& event : batch) events_.push_back(event);
     fired_.notify_all();
-    if (on_fire_) {
-      lock.unlock();  // the callback may call create/list/cancel/poll
-      for (const TimerEvent& event : batch) on_fire_(event);
+    if (on_fire_ || persistence_.store) {
+      lock.unlock();  // the callback may call create/list/cancel/poll; the store does I/O
+      forget_saved(batch);
+      if (on_fire_)
+        for (const TimerEvent& event : batch) on_fire_(event);
       lock.lock();
     }
   }

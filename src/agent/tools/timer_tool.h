@@ -8,6 +8,17 @@
 //
 // The callback must be quick and must not call back into the service's
 // blocking functions (wait_event) — it runs on the only timer thread.
+//
+// Persistence (TimerService::open with a TimerStore): every created timer is
+// saved with its wall-clock deadline and deleted when it fires or is
+// cancelled, so a service opened later on the same database lists the
+// timers that were pending when the previous one went away and fires them
+// on time. Those whose deadline passed in between fire at once, inside
+// open() (their callback runs on the caller's thread), marked `missed`
+// (late_by() says how late). Delivery is at least
+// once: a process killed between a timer firing and its row being deleted
+// fires it again, late, on the next start. Two services on one database at
+// the same time would both fire its timers: give each process its own.
 #pragma once
 
 #include <chrono>
@@ -24,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/timer_store.h"
 #include "agent/tool_registry.h"
 #include "kazeia/status.h"
 
@@ -42,6 +54,15 @@ struct TimerEvent {
   std::chrono::nanoseconds duration{0};
   std::chrono::steady_clock::time_point due;
   std::chrono::steady_clock::time_point fired_at;
+  bool missed = false;  // the deadline passed while no service was running; fired on restart
+  std::chrono::nanoseconds late_by() const { return fired_at - due; }
+};
+
+struct TimerPersistence {
+  std::shared_ptr<TimerStore> store;
+  // Wall clock in Unix milliseconds; the system clock when unset (tests
+  // inject one to "restart" minutes later).
+  std::function<int64_t()> now_ms;
 };
 
 class TimerService {
@@ -49,16 +70,21 @@ class TimerService {
   using Callback = std::function<void(const TimerEvent&)>;
   static constexpr size_t kMaxPending = 1000;
 
+  // Timers that live as long as the service.
   explicit TimerService(Callback on_fire = {});
-  ~TimerService();  // pending timers are dropped without firing
+  // Timers saved in persistence.store: restores the saved ones (see above).
+  static Result<std::shared_ptr<TimerService>> open(TimerPersistence persistence, Callback on_fire = {});
+  ~TimerService();  // pending timers are dropped without firing (saved ones stay saved)
   TimerService(const TimerService&) = delete;
   TimerService& operator=(const TimerService&) = delete;
 
-  // Fails for a non-positive duration or when kMaxPending timers are pending.
+  // Fails for a non-positive duration, when kMaxPending timers are pending,
+  // or when the timer cannot be saved.
   Result<TimerInfo> create(std::chrono::nanoseconds duration, std::string label);
   // Pending timers, earliest first.
   std::vector<TimerInfo> list() const;
-  // NotFound if no pending timer has this id (already fired or never existed).
+  // NotFound if no pending timer has this id (already fired or never existed);
+  // a storage failure leaves the timer pending.
   Status cancel(int64_t id);
 
   // Fired events not yet taken, oldest first; clears the queue.
@@ -67,9 +93,14 @@ class TimerService {
   std::optional<TimerEvent> wait_event(std::chrono::nanoseconds timeout);
 
  private:
+  TimerService(Callback on_fire, TimerPersistence persistence);
   void run();
+  // Saves / deletes a timer when persistent (a no-op otherwise).
+  Result<int64_t> save(const std::string& label, std::chrono::nanoseconds duration);
+  void forget_saved(const std::vector<TimerEvent>& fired);
 
   Callback on_fire_;
+  TimerPersistence persistence_;
   mutable std::mutex mu_;
   std::condition_variable wake_;    // timer thread: new earliest deadline or stop
   std::condition_variable fired_;   // waiters in wait_event
