@@ -19,7 +19,7 @@ ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
   ssm_nk_ = config.ssm_n_k_heads, ssm_nv_ = config.ssm_n_v_heads, ssm_d_ = config.ssm_head_dim;
   ssm_hist_ = config.ssm_conv_kernel - 1;
   ssm_channels_ = 2 * config.ssm_n_k_heads * config.ssm_head_dim + config.ssm_inner;
-  const size_t n = static_cast<size_t>(options.n_ctx * kv_row_);
+  const size_t n = static_cast<size_t>(padded_ctx() * kv_row_);
   for (LayerKind kind : config.layers) {
     if (kind == LayerKind::kGatedDeltaNet) {
       kv_index_.push_back(-1);
@@ -214,7 +214,7 @@ uint64_t StateCheckpoint::memory_bytes() const {
 
 uint64_t ModelState::memory_bytes() const {
   const uint64_t elem = options_.kv_type == KvType::kF32 ? 4 : 2;
-  uint64_t total = kv_.size() * 2 * static_cast<uint64_t>(options_.n_ctx * kv_row_) * elem;
+  uint64_t total = kv_.size() * 2 * static_cast<uint64_t>(padded_ctx() * kv_row_) * elem;
   for (const auto& r : recurrent_) total += (r.s.size() + r.conv.size()) * sizeof(float);
   return total;
 }

@@ -26,11 +26,23 @@ struct StateOptions {
   KvType kv_type = KvType::kF32;
 };
 
-// K and V rows of one attention layer, position-major: row p holds the
-// n_head_kv * head_dim values of position p (f32, or f16 stored as uint16).
-// The buffers are allocated for n_ctx positions but left uninitialised, so
-// the OS commits pages only as positions are written: memory grows with the
-// context actually used.
+// Positions per K tile of the cache.
+inline constexpr int64_t kKvTile = 64;
+
+// K and V of one attention layer (f32, or f16 stored as uint16), kv_row
+// values per position (ModelState::kv_row()):
+//  - V is position-major: row p holds the n_head_kv * head_dim_v values of
+//    position p, at p * kv_row.
+//  - K is stored transposed per tile of kKvTile positions, the layout the
+//    attention's score products read (Q K^T across positions, no transpose
+//    per step): value d of KV head g at position p is at
+//      (p / kKvTile) * kKvTile * kv_row + (g * head_dim_k + d) * kKvTile + p % kKvTile.
+// The buffers are allocated for n_ctx positions (rounded up to whole tiles)
+// but left uninitialised, so the OS commits pages only as positions are
+// written: memory grows with the context actually used.
+inline size_t kv_k_index(int64_t pos, int64_t kv_row, int64_t channel) {
+  return static_cast<size_t>((pos / kKvTile) * kKvTile * kv_row + channel * kKvTile + pos % kKvTile);
+}
 struct KvLayer {
   std::unique_ptr<float[]> k, v;          // kF32
   std::unique_ptr<uint16_t[]> k16, v16;   // kF16
@@ -77,6 +89,8 @@ class ModelState {
   int64_t n_ctx() const { return options_.n_ctx; }
   KvType kv_type() const { return options_.kv_type; }
   int64_t kv_row() const { return kv_row_; }  // floats per position per layer
+  // Positions the KV buffers hold: n_ctx rounded up to whole K tiles.
+  int64_t padded_ctx() const { return (options_.n_ctx + kKvTile - 1) / kKvTile * kKvTile; }
 
   // OutOfRange naming both numbers when n more positions do not fit.
   Status check_room(int64_t n) const;

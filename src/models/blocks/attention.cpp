@@ -55,12 +55,14 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
     float* kt = k.data() + t * n_kv * dk;
     if (w.k_norm) rms_norm_heads(kt, w.k_norm, n_kv, dk, c.rms_eps, kt);
     KZ_RETURN_IF_ERROR(apply_rope(c, kt, n_kv, pos));
+    // V row-major; K into its tile's transposed layout (model_state.h).
     const size_t row = static_cast<size_t>(pos * kv_row);
+    const float* k_src = k.data() + t * n_kv * dk;
     if (kv_type == KvType::kF32) {
-      std::copy(k.data() + t * n_kv * dk, k.data() + (t + 1) * n_kv * dk, kv.k.get() + row);
+      for (int64_t i = 0; i < n_kv * dk; ++i) kv.k[kv_k_index(pos, kv_row, i)] = k_src[i];
       std::copy(v.data() + t * n_kv * dv, v.data() + (t + 1) * n_kv * dv, kv.v.get() + row);
     } else {
-      for (int64_t i = 0; i < n_kv * dk; ++i) kv.k16[row + static_cast<size_t>(i)] = fp32_to_fp16(k[static_cast<size_t>(t * n_kv * dk + i)]);
+      for (int64_t i = 0; i < n_kv * dk; ++i) kv.k16[kv_k_index(pos, kv_row, i)] = fp32_to_fp16(k_src[i]);
       for (int64_t i = 0; i < n_kv * dv; ++i) kv.v16[row + static_cast<size_t>(i)] = fp32_to_fp16(v[static_cast<size_t>(t * n_kv * dv + i)]);
     }
   }
@@ -82,70 +84,56 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   const bool f16 = kv_type == KvType::kF16;
   const int64_t first_block = n_past / kTile;
   const int64_t n_blocks = (n_past + n_tokens - 1) / kTile - first_block + 1;
+  static_assert(kTile == kKvTile, "query blocks and score tiles follow the cache's K tiles");
   auto blocks = [&](int64_t begin, int64_t end, int) {
     const int64_t max_rows = kTile * group;
-    ScratchFloats qm(static_cast<size_t>(max_rows * dk)), kt(static_cast<size_t>(dk * kTile)),
-        kf(f16 ? static_cast<size_t>(kTile * dk) : 0), vf(f16 ? static_cast<size_t>(kTile * dv) : 0),
-        s(static_cast<size_t>(max_rows * kTile)), p(static_cast<size_t>(max_rows * kTile)),
-        o(static_cast<size_t>(max_rows * dv)), m(static_cast<size_t>(max_rows)), l(static_cast<size_t>(max_rows)),
-        srow(static_cast<size_t>(kTile));
+    ScratchFloats qm(static_cast<size_t>(max_rows * dk)), kf(f16 ? static_cast<size_t>(kTile * dk) : 0),
+        vf(f16 ? static_cast<size_t>(kTile * dv) : 0), s(static_cast<size_t>(max_rows * kTile)),
+        p(static_cast<size_t>(max_rows * kTile)), o(static_cast<size_t>(max_rows * dv)),
+        m(static_cast<size_t>(max_rows)), l(static_cast<size_t>(max_rows));
     for (int64_t job = begin; job < end; ++job) {
       // Later blocks have more tiles: they go first (job order is claim
       // order), so the short ones fill the gaps at the end.
       const int64_t b = first_block + n_blocks - 1 - job / n_kv, g = job % n_kv;
       const int64_t q0 = std::max(n_past, b * kTile), q1 = std::min(n_past + n_tokens, (b + 1) * kTile);
       const int64_t rows = (q1 - q0) * group;  // row r: position q0 + r / group, head g * group + r % group
-      // Scores as S^T = K Q^T (vectorised across the block's queries) when
-      // there are enough of them, else S = Q K^T (across positions; decode).
-      // Either way a score is the fma chain over d of q[d] * k[d]: the same
-      // bits.
-      const bool wide = rows >= 16;
+      // Scores S = Q K^T, vectorised across a tile's positions (the cache
+      // keeps K transposed per tile): a score is the fma chain over d of
+      // q[d] * k[d], whatever the number of queries.
       for (int64_t r = 0; r < rows; ++r) {
         const float* src = q.data() + ((q0 - n_past + r / group) * n_head + g * group + r % group) * dk;
-        if (wide) {
-          for (int64_t d = 0; d < dk; ++d) qm[static_cast<size_t>(d * rows + r)] = src[d];
-        } else {
-          std::copy(src, src + dk, qm.data() + r * dk);
-        }
+        std::copy(src, src + dk, qm.data() + r * dk);
       }
       std::fill(o.begin(), o.begin() + rows * dv, 0.0f);
       std::fill(m.begin(), m.begin() + rows, -INFINITY);
       std::fill(l.begin(), l.begin() + rows, 0.0f);
       for (int64_t j0 = 0; j0 < q1; j0 += kTile) {
         const int64_t n_k = std::min(kTile, q1 - j0);
-        // The tile's K and V rows (an F16 cache converts them first).
-        const float* kr;
+        // The tile's K^T (head_dim_k x kTile) and V rows (an F16 cache
+        // converts them first).
+        const size_t k_tile = kv_k_index(j0, kv_row, g * dk);
+        const float* kt;
         const float* vr;
-        size_t k_ld, v_ld;
+        size_t v_ld;
         if (f16) {
+          for (int64_t d = 0; d < dk; ++d)
+            for (int64_t j = 0; j < n_k; ++j)
+              kf[static_cast<size_t>(d * kTile + j)] = fp16_to_fp32(kv.k16[k_tile + static_cast<size_t>(d * kTile + j)]);
           for (int64_t j = 0; j < n_k; ++j) {
             const size_t off = static_cast<size_t>((j0 + j) * kv_row);
-            for (int64_t d = 0; d < dk; ++d) kf[static_cast<size_t>(j * dk + d)] = fp16_to_fp32(kv.k16[off + static_cast<size_t>(g * dk + d)]);
             for (int64_t i = 0; i < dv; ++i) vf[static_cast<size_t>(j * dv + i)] = fp16_to_fp32(kv.v16[off + static_cast<size_t>(g * dv + i)]);
           }
-          kr = kf.data(), vr = vf.data(), k_ld = static_cast<size_t>(dk), v_ld = static_cast<size_t>(dv);
+          kt = kf.data(), vr = vf.data(), v_ld = static_cast<size_t>(dv);
         } else {
-          kr = kv.k.get() + j0 * kv_row + g * dk, vr = kv.v.get() + j0 * kv_row + g * dv;
-          k_ld = v_ld = static_cast<size_t>(kv_row);
+          kt = kv.k.get() + k_tile, vr = kv.v.get() + j0 * kv_row + g * dv;
+          v_ld = static_cast<size_t>(kv_row);
         }
         std::fill(s.begin(), s.begin() + rows * n_k, 0.0f);
-        size_t s_row, s_col;  // score (r, j) at s[r * s_row + j * s_col]
-        if (wide) {
-          gemm_f32_acc(n_k, rows, dk, kr, k_ld, qm.data(), static_cast<size_t>(rows), s.data(), static_cast<size_t>(rows));
-          s_row = 1, s_col = static_cast<size_t>(rows);
-        } else {
-          for (int64_t j = 0; j < n_k; ++j)
-            for (int64_t d = 0; d < dk; ++d) kt[static_cast<size_t>(d * n_k + j)] = kr[static_cast<size_t>(j) * k_ld + static_cast<size_t>(d)];
-          gemm_f32_acc(rows, n_k, dk, qm.data(), static_cast<size_t>(dk), kt.data(), static_cast<size_t>(n_k), s.data(), static_cast<size_t>(n_k));
-          s_row = static_cast<size_t>(n_k), s_col = 1;
-        }
+        gemm_f32_acc(rows, n_k, dk, qm.data(), static_cast<size_t>(dk), kt, static_cast<size_t>(kTile), s.data(),
+                     static_cast<size_t>(n_k));
         // Online softmax: p = exp(score - m_new), o *= exp(m_old - m_new).
         for (int64_t r = 0; r < rows; ++r) {
-          const float* sr = s.data() + static_cast<size_t>(r) * s_row;
-          if (s_col != 1) {  // S^T: gather the row
-            for (int64_t j = 0; j < n_k; ++j) srow[static_cast<size_t>(j)] = sr[static_cast<size_t>(j) * s_col];
-            sr = srow.data();
-          }
+          const float* sr = s.data() + static_cast<size_t>(r) * static_cast<size_t>(n_k);
           const int64_t valid = std::min(n_k, q0 + r / group - j0 + 1);
           float alpha;
           const float sum = softmax_online_row(sr, valid, n_k, scale, &m[static_cast<size_t>(r)], &alpha, p.data() + r * n_k);
