@@ -97,9 +97,12 @@ struct Avx512 {
     for (int j = 0; j < 4; ++j) {
       // a[j]: 128-bit lane L = row j + 4L.
       __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row_ptr(rows, j) + off)));
-      v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_ptr(rows, j + 4) + off)), 1);
-      v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_ptr(rows, j + 8) + off)), 2);
-      v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_ptr(rows, j + 12) + off)), 3);
+      // Masked broadcasts from memory instead of inserts: an insert needs
+      // the shuffle port, which the transposes below keep busy; a masked
+      // broadcast is a load plus a blend that either vector port takes.
+      v = _mm512_mask_broadcast_i32x4(v, 0x00F0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_ptr(rows, j + 4) + off)));
+      v = _mm512_mask_broadcast_i32x4(v, 0x0F00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_ptr(rows, j + 8) + off)));
+      v = _mm512_mask_broadcast_i32x4(v, 0xF000, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row_ptr(rows, j + 12) + off)));
       a[j] = v;
     }
     // 4x4 transpose of 32-bit words inside each 128-bit lane: afterwards
