@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/scratch.h"
+#include "models/blocks/residual.h"
 
 namespace kazeia {
 
@@ -76,15 +77,15 @@ Status DenseTransformer::forward(ModelState& state, const ForwardRequest& reques
   KZ_RETURN_IF_ERROR(embed_tokens(token_embd_, request.tokens, c.n_vocab, x.data()));
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const DenseLayer& l = layers_[static_cast<size_t>(il)];
-    for (int64_t t = 0; t < n; ++t) rms_norm(x.data() + t * c.n_embd, l.attn_norm, c.n_embd, c.rms_eps, h.data() + t * c.n_embd);
+    // x += the previous layer's feed-forward output (none before layer 0).
+    add_and_norm_rows(x.data(), il > 0 ? y.data() : nullptr, l.attn_norm, n, c.n_embd, c.rms_eps, h.data(), request.pool);
     KvLayer& kv = state.kv()[static_cast<size_t>(state.kv_index(il))];
     KZ_RETURN_IF_ERROR(attention_forward(c, l.attn, kv, state.kv_type(), state.kv_row(), state.n_past(), h.data(), n,
                                          y.data(), request.pool));
-    for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
-    for (int64_t t = 0; t < n; ++t) rms_norm(x.data() + t * c.n_embd, l.ffn_norm, c.n_embd, c.rms_eps, h.data() + t * c.n_embd);
+    add_and_norm_rows(x.data(), y.data(), l.ffn_norm, n, c.n_embd, c.rms_eps, h.data(), request.pool);
     KZ_RETURN_IF_ERROR(ffn_forward(l.ffn, h.data(), n, y.data(), request.pool));
-    for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
   }
+  add_and_norm_rows(x.data(), y.data(), nullptr, n, c.n_embd, c.rms_eps, nullptr, request.pool);
   KZ_RETURN_IF_ERROR(project_logits(c, output_, output_norm_, x.data(), request, request.pool));
   state.commit(n);
   return OkStatus();
