@@ -96,6 +96,7 @@ KernelTable build(Variant v) {
   switch (v) {
     case Variant::kScalar: break;
 #if defined(__x86_64__) || defined(_M_X64)
+#if KAZEIA_AVX2_TABLES
     case Variant::kAvx2:
       t.name = "avx2";
       t.level = CpuLevel::kAvx2;
@@ -106,6 +107,7 @@ KernelTable build(Variant v) {
       t.level = CpuLevel::kAvx2;
       x86::fill_avxvnni_kernels(t);
       break;
+#endif
     case Variant::kAvx512:
       t.name = "avx512";
       t.level = CpuLevel::kAvx512;
@@ -144,10 +146,12 @@ bool runnable(Variant v) {
   switch (v) {
     case Variant::kScalar: return true;
 #if defined(__x86_64__) || defined(_M_X64)
+#if KAZEIA_AVX2_TABLES
     case Variant::kAvx2: return x86;
     // AVX-VNNI is reported only with AVX2 enabled; re-read the hardware,
     // since cpu_features() masks the flag when the override is scalar.
     case Variant::kAvx2Vnni: return x86 && detect_cpu_features_hw().avx_vnni;
+#endif
     case Variant::kAvx512: return hw == CpuLevel::kAvx512;
     case Variant::kAvx512Amx: return hw == CpuLevel::kAvx512 && x86::amx_usable();
 #endif
