@@ -13,28 +13,26 @@
 
 namespace kazeia::testing {
 
+// A generated model file in the scratch folder (one per process); "" if
+// generating it failed.
+inline std::string generate_scratch_model(const std::string& preset, const std::string& type) {
+  const std::string p = scratch_dir() + "/api_" + preset + "_" + type + "_" + std::to_string(::getpid()) + ".gguf";
+  GenModelOptions o;
+  o.preset = preset;
+  o.type = type;
+  return generate_test_model(o, p).ok() ? p : std::string();
+}
+
 // A tiny-qwen3 model (synthetic 4,096-token vocabulary and chat template),
-// generated once per process into the scratch folder; "" if that failed.
+// generated once per process.
 inline const std::string& tiny_qwen3_model() {
-  static const std::string path = [] {
-    const std::string p = scratch_dir() + "/api_tiny_qwen3_" + std::to_string(::getpid()) + ".gguf";
-    GenModelOptions o;
-    o.preset = "tiny-qwen3";
-    o.type = "q8_0";
-    return generate_test_model(o, p).ok() ? p : std::string();
-  }();
+  static const std::string path = generate_scratch_model("tiny-qwen3", "q8_0");
   return path;
 }
 
-// A tiny-qwen35 model (F32), the hybrid recurrent architecture; "" on failure.
+// A tiny-qwen35 model (F32), the hybrid recurrent architecture.
 inline const std::string& tiny_qwen35_model() {
-  static const std::string path = [] {
-    const std::string p = scratch_dir() + "/api_tiny_qwen35_" + std::to_string(::getpid()) + ".gguf";
-    GenModelOptions o;
-    o.preset = "tiny-qwen35";
-    o.type = "f32";
-    return generate_test_model(o, p).ok() ? p : std::string();
-  }();
+  static const std::string path = generate_scratch_model("tiny-qwen35", "f32");
   return path;
 }
 
