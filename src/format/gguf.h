@@ -115,6 +115,8 @@ class File {
   // Drops a key's parsed value (false when absent). A holder of the File
   // that has consumed a large array (the tokenizer's 150k-250k strings take
   // ~20 MB as parsed Values) frees it this way; the bytes stay in the file.
+  // Invalidates the Value pointers find() and metadata() handed out before
+  // (tensor infos are untouched).
   bool erase(std::string_view key);
 
   // Typed getters: NotFound when absent, InvalidFile naming the key, the
