@@ -35,11 +35,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& gguf_path, const
     e.tokenizer.emplace(std::move(tok));
   }
   e.chat_template.emplace(text::ChatTemplate::from_gguf(*e.file));
-  // The tokenizer holds its own copy of these; the parsed arrays would only
-  // add ~20 MB (a 250k vocabulary) to every loaded engine.
-  for (const char* key : {"tokenizer.ggml.tokens", "tokenizer.ggml.merges", "tokenizer.ggml.token_type",
-                          "tokenizer.ggml.scores"})
-    e.file->erase(key);
+  // The tokenizer holds its own copy of these arrays.
+  for (std::string_view key : text::kVocabArrayKeys) e.file->erase(key);
   e.pool = std::make_unique<ThreadPool>(options.n_threads);
   return engine;
 }

@@ -42,7 +42,7 @@ struct Session::Impl {
   // hundred tokens a bigger batch only costs memory. The logits are those
   // of one batch: the kernels give every token the same bits in any batch.
   Status eval(std::span<const int32_t> tokens, float* out, bool all) {
-    const size_t ub = static_cast<size_t>(std::max<int64_t>(1, engine->options.n_ubatch));
+    const size_t ub = static_cast<size_t>(engine->options.n_ubatch);  // > 0: checked by Engine::load
     const size_t n_vocab = static_cast<size_t>(engine->model->config().n_vocab);
     for (size_t start = 0; start < tokens.size(); start += ub) {
       const size_t n = std::min(ub, tokens.size() - start);

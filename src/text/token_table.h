@@ -32,7 +32,6 @@ class StringTable {
   std::string_view operator[](size_t i) const {
     return std::string_view(chars_).substr(ends_[i], ends_[i + 1] - ends_[i]);
   }
-  size_t bytes() const { return chars_.capacity() + ends_.capacity() * sizeof(size_t); }
 
  private:
   std::string chars_;
@@ -51,7 +50,6 @@ class TokenLookup {
 
   int32_t find(std::string_view text) const;
   size_t size() const { return texts_ != nullptr ? texts_->size() : 0; }
-  size_t bytes() const { return slots_.capacity() * sizeof(int32_t); }
 
  private:
   const StringTable* texts_ = nullptr;

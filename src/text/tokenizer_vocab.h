@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/gguf.h"
@@ -58,5 +59,11 @@ struct Vocab {
 
 // Reads the tokenizer.ggml.* keys. Errors name the key and what was wrong.
 Result<Vocab> load_vocab_from_gguf(const gguf::File& file);
+
+// The per-token arrays load_vocab_from_gguf copies out of the file: a holder
+// of the File may drop their parsed values (gguf::File::erase) once the
+// tokenizer and the chat template are built (~20 MB at a 250k vocabulary).
+inline constexpr std::string_view kVocabArrayKeys[] = {"tokenizer.ggml.tokens", "tokenizer.ggml.token_type",
+                                                       "tokenizer.ggml.scores", "tokenizer.ggml.merges"};
 
 }  // namespace kazeia::text

@@ -14,8 +14,9 @@ using namespace kernels;
 
 namespace {
 
-// Positions per K/V tile and queries per block of the tiled attention.
-constexpr int64_t kTile = 64;
+// Positions per K/V tile and queries per block of the tiled attention: the
+// cache's K tiles (model_state.h).
+constexpr int64_t kTile = kKvTile;
 
 Status apply_rope(const ModelConfig& c, float* heads, int64_t n_heads, int64_t pos) {
   if (c.rope_pairing == RopePairing::kNeox) return rope_neox(heads, n_heads, c.head_dim_k, c.n_rot, pos, c.rope_freq_base);
@@ -84,7 +85,6 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   const bool f16 = kv_type == KvType::kF16;
   const int64_t first_block = n_past / kTile;
   const int64_t n_blocks = (n_past + n_tokens - 1) / kTile - first_block + 1;
-  static_assert(kTile == kKvTile, "query blocks and score tiles follow the cache's K tiles");
   auto blocks = [&](int64_t begin, int64_t end, int) {
     const int64_t max_rows = kTile * group;
     ScratchFloats qm(static_cast<size_t>(max_rows * dk)), kf(f16 ? static_cast<size_t>(kTile * dk) : 0),
