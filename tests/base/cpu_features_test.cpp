@@ -12,8 +12,8 @@
 namespace kazeia {
 namespace {
 
-std::vector<std::string>* g_lines = nullptr;
-void capture(LogLevel, std::string_view line) { g_lines->emplace_back(line); }
+std::vector<std::string>* g_cpu_log_lines = nullptr;
+void capture_cpu_log(LogLevel, std::string_view line) { g_cpu_log_lines->emplace_back(line); }
 
 // Captures warnings and restores KAZEIA_CPU_LEVEL and the cached detection.
 class CpuFeaturesTest : public ::testing::Test {
@@ -23,12 +23,12 @@ class CpuFeaturesTest : public ::testing::Test {
     unsetenv("KAZEIA_CPU_LEVEL");
     saved_level_ = log_level();
     set_log_level(LogLevel::kWarn);
-    g_lines = &lines_;
-    saved_sink_ = set_log_sink(capture);
+    g_cpu_log_lines = &lines_;
+    saved_sink_ = set_log_sink(capture_cpu_log);
   }
   void TearDown() override {
     set_log_sink(saved_sink_);
-    g_lines = nullptr;
+    g_cpu_log_lines = nullptr;
     set_log_level(saved_level_);
     if (had_env_) {
       setenv("KAZEIA_CPU_LEVEL", saved_env_.c_str(), 1);

@@ -58,7 +58,7 @@ void check_coverage(ThreadPool& pool, int64_t begin, int64_t end, int64_t grain,
         busy[t].store(0);
       },
       grain, max_chunks);
-  SCOPED_TRACE(testing::Message() << "pool " << pool.size() << " range [" << begin << ", " << end
+  SCOPED_TRACE(::testing::Message() << "pool " << pool.size() << " range [" << begin << ", " << end
                                   << ") grain " << grain << " max_chunks " << max_chunks);
   EXPECT_EQ(bad.load(), 0);
   for (int64_t i = 0; i < n; ++i) {

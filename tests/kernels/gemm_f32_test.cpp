@@ -12,18 +12,14 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
+#include "kernels/kernel_test_util.h"
 #include "kernels/ref/vec_dot.h"
 
 namespace kazeia::kernels {
 namespace {
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+// Inputs in [-2, 2).
+std::vector<float> gemm_input(size_t n, uint32_t seed) { return testing::random_floats(n, seed, -2.0f, 2.0f); }
 
 TEST(GemmF32, ReferenceIsExactOnSmallIntegers) {
   // Integer products and sums below 2^24 are exact in float: the result
@@ -45,7 +41,7 @@ TEST(GemmF32, ReferenceIsExactOnSmallIntegers) {
 
 TEST(GemmF32, ReferenceMatchesADoubleSum) {
   const int64_t m = 4, n = 9, k = 200;
-  const auto a = random_floats(m * k, 1), b = random_floats(k * n, 2);
+  const auto a = gemm_input(m * k, 1), b = gemm_input(k * n, 2);
   std::vector<float> c(m * n, 0.0f);
   ref::gemm_f32_acc(m, n, k, a.data(), k, b.data(), n, c.data(), n);
   for (int64_t i = 0; i < m; ++i) {
@@ -69,9 +65,9 @@ TEST(GemmF32, EveryTableEqualsTheReferenceBitForBit) {
           for (size_t offset : {size_t{0}, size_t{1}}) {  // misaligned starts
             const size_t lda = static_cast<size_t>(k) + 3, ldb = static_cast<size_t>(n) + 5,
                          ldc = static_cast<size_t>(n) + 2;
-            const auto a = random_floats(offset + m * lda, static_cast<uint32_t>(m * 7 + k));
-            const auto b = random_floats(offset + k * ldb, static_cast<uint32_t>(n * 11 + k));
-            const auto c0 = random_floats(offset + m * ldc, static_cast<uint32_t>(m + n));
+            const auto a = gemm_input(offset + m * lda, static_cast<uint32_t>(m * 7 + k));
+            const auto b = gemm_input(offset + k * ldb, static_cast<uint32_t>(n * 11 + k));
+            const auto c0 = gemm_input(offset + m * ldc, static_cast<uint32_t>(m + n));
             std::vector<float> want = c0, got = c0;
             ref::gemm_f32_acc(m, n, k, a.data() + offset, lda, b.data() + offset, ldb, want.data() + offset, ldc);
             table->gemm_f32_acc(m, n, k, a.data() + offset, lda, b.data() + offset, ldb, got.data() + offset, ldc);

@@ -16,6 +16,7 @@
 
 #include "common/test_data.h"
 #include "format/gguf.h"
+#include "models/gen_model_test_util.h"
 #include "models/test_model_generator.h"
 #include "models/test_model_generator_tokenizer.h"
 #include "tensor/quant.h"
@@ -23,40 +24,17 @@
 namespace kazeia::gen {
 namespace {
 
-using ::kazeia::testing::scratch_dir;
+using ::kazeia::gen::test_util::open;
+using ::kazeia::gen::test_util::preset;
+using ::kazeia::gen::test_util::work_dir;
 using ::kazeia::testing::shared_model;
 
-// This process's own folder under scratch_dir(): test runs of several build
-// trees may share the scratch folder at the same time. Removed at exit.
-const std::string& work_dir() {
-  static const struct Dir {
-    std::string path = scratch_dir() + "/gen_model_" + std::to_string(::getpid());
-    Dir() { std::filesystem::create_directories(path); }
-    ~Dir() {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } dir;
-  return dir.path;
-}
-
-GenModelConfig preset(const std::string& name) {
-  auto c = gen_preset_config(name);
-  EXPECT_TRUE(c.has_value()) << name;
-  return c.value_or(GenModelConfig{});
-}
 
 std::string write(GenModelConfig c, const std::string& file) {
   const std::string path = work_dir() + "/gen_data_" + file;
   auto r = write_test_model(c, path);
   EXPECT_TRUE(r.ok()) << r.status().to_string();
   return path;
-}
-
-gguf::File open(const std::string& path) {
-  auto f = gguf::File::open(path);
-  EXPECT_TRUE(f.ok()) << path << ": " << f.status().to_string();
-  return f.ok() ? std::move(f.value()) : gguf::File{};
 }
 
 std::string read_bytes(const std::string& path) {
