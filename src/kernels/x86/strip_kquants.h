@@ -82,10 +82,14 @@ struct KCompute : ComputeBase<Isa> {
   using VF = typename Isa::VF;
   using ComputeBase<Isa>::ComputeBase;
   static constexpr int kUnitWords = Fmt::kUnitElems / 4;
+  // A unit's dot chain is short (4 or 8 words) and the units of a block are
+  // independent chains already: more than one accumulator per 4 words only
+  // adds the vpaddd that merge them.
+  static constexpr int kUnitChains = kChains < kUnitWords / 4 ? kChains : (kUnitWords >= 4 ? kUnitWords / 4 : 1);
   VF d, dmin;
   VI sc[Fmt::kUnits];
   VI mins[Fmt::kMinPairs > 0 ? Fmt::kMinPairs : 1];
-  Chains<Isa, kChains> ch[C];
+  Chains<Isa, kUnitChains> ch[C];
   VI isum[C];
 
   template <int J>
