@@ -145,6 +145,8 @@ std::vector<const KernelTable*> available_kernel_tables();
 // matmul() with an explicit table (kernels.h's matmul uses active_kernels()).
 Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x,
                    int64_t n_tokens, float* y, ThreadPool* pool = nullptr);
+Status matmul_many_with(const KernelTable& table, std::span<const MatmulJob> jobs, const float* x,
+                        int64_t n_tokens, ThreadPool* pool = nullptr);
 
 // A strip implemented by calling `args.dot` for every (row, token): the
 // strip of the scalar table and of types without a SIMD strip.

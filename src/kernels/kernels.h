@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "format/tensor_types.h"
 #include "kazeia/status.h"
@@ -91,6 +92,17 @@ Status quantize_activations(TensorType vec_dot_type, const float* x, int64_t n, 
 // x and y must not overlap.
 Status matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y,
               ThreadPool* pool = nullptr);
+
+// Several matmuls of the same activations (q, k and v; gate and up): job i
+// computes jobs[i].y = *jobs[i].w times x, with the bits matmul() gives.
+// Matrices that share a weight type and row length share one activation
+// conversion and one parallel region (one dispatch, one barrier).
+struct MatmulJob {
+  const MatrixView* w;
+  float* y;
+};
+Status matmul_many(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens,
+                   ThreadPool* pool = nullptr);
 
 // Embedding lookup: out[i * n_in + c] = row ids[i] of `table`, dequantized
 // (exactly, as ggml's get_rows). Any type tensor/quant.h can dequantize.

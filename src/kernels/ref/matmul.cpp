@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -150,17 +151,13 @@ VecDotFn vec_dot_fn(TensorType weight_type) {
 
 }  // namespace ref
 
-Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x,
-                   int64_t n_tokens, float* y, ThreadPool* pool) {
-  const WeightKernels* k = table.find(w.type);
-  if (k == nullptr) {
-    return Unsupported("matmul: weight type " + type_name(w.type) + " is not supported");
-  }
-  KZ_RETURN_IF_ERROR(check_view(w, "matmul"));
-  if (n_tokens < 0) return InvalidArgument("matmul: n_tokens = " + std::to_string(n_tokens));
-  if (n_tokens == 0) return OkStatus();
-  if (x == nullptr || y == nullptr) return InvalidArgument("matmul: null activation or output");
+namespace {
 
+// Matrices of one weight type and row length (checked by the caller): one
+// activation conversion, one parallel region over the strips of them all.
+Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<const MatmulJob> jobs,
+                    const float* x, int64_t n_tokens, ThreadPool* pool) {
+  const MatrixView& w = *jobs[0].w;
   // A batch with a tile strip (AMX) takes it; its activations are the
   // quantized rows interleaved in token groups instead of aux rows.
   const bool tiled = k->tile_strip != nullptr && n_tokens > kTileMinTokens &&
@@ -223,10 +220,11 @@ Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x
     }
   }
 
-  // 2. Strips of strip_rows rows, each times all tokens. Threads take
-  // contiguous chunks of strips (a contiguous stretch of the matrix, which
-  // the hardware prefetchers stream); a few chunks per thread balance the
-  // load when a thread is slowed down.
+  // 2. Strips of strip_rows rows, each times all tokens, numbered across the
+  // matrices one after the other. Threads take contiguous chunks of strips
+  // (a contiguous stretch of a matrix, which the hardware prefetchers
+  // stream); a few chunks per thread balance the load when a thread is
+  // slowed down.
   StripFn strip = tiled ? k->tile_strip : k->strip;
   int64_t rows_per_strip = tiled ? kTileGroup : k->strip_rows;
   if (!tiled && w.row_bytes > (size_t{1} << 31) / static_cast<size_t>(rows_per_strip)) {
@@ -235,7 +233,11 @@ Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x
     strip = strip_from_dot;
     rows_per_strip = 1;
   }
-  const int64_t n_strips = (w.n_out + rows_per_strip - 1) / rows_per_strip;
+  constexpr size_t kMaxJobs = 8;
+  int64_t first_strip[kMaxJobs + 1] = {};
+  for (size_t j = 0; j < jobs.size(); ++j)
+    first_strip[j + 1] = first_strip[j] + (jobs[j].w->n_out + rows_per_strip - 1) / rows_per_strip;
+  const int64_t n_strips = first_strip[jobs.size()];
   const size_t scratch_bytes = k->scratch_bytes != nullptr && !tiled ? k->scratch_bytes(w.n_in) : 0;
   auto strips = [&](int64_t s0, int64_t s1, int) {
     uint8_t* scratch = thread_scratch(scratch_bytes);
@@ -243,16 +245,19 @@ Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x
     a.n_in = w.n_in;
     a.w_stride = w.row_bytes;
     a.x = acts;
-    a.ldy = static_cast<size_t>(w.n_out);
     a.scratch = scratch;
     a.dot = k->dot;
     a.tiles = tiles;
     a.tile_group_bytes = group_bytes;
+    size_t j = 0;
     for (int64_t s = s0; s < s1; ++s) {
-      const int64_t r0 = s * rows_per_strip;
-      a.w = w.data + static_cast<size_t>(r0) * w.row_bytes;
-      a.n_rows = std::min(rows_per_strip, w.n_out - r0);
-      a.y = y + r0;
+      while (s >= first_strip[j + 1]) ++j;
+      const MatrixView& m = *jobs[j].w;
+      const int64_t r0 = (s - first_strip[j]) * rows_per_strip;
+      a.w = m.data + static_cast<size_t>(r0) * m.row_bytes;
+      a.n_rows = std::min(rows_per_strip, m.n_out - r0);
+      a.ldy = static_cast<size_t>(m.n_out);
+      a.y = jobs[j].y + r0;
       strip(a);
     }
   };
@@ -268,8 +273,45 @@ Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x
   return OkStatus();
 }
 
+}  // namespace
+
+Status matmul_many_with(const KernelTable& table, std::span<const MatmulJob> jobs, const float* x,
+                        int64_t n_tokens, ThreadPool* pool) {
+  if (n_tokens < 0) return InvalidArgument("matmul: n_tokens = " + std::to_string(n_tokens));
+  for (const MatmulJob& job : jobs) {
+    if (job.w == nullptr) return InvalidArgument("matmul: null weight view");
+    const WeightKernels* k = table.find(job.w->type);
+    if (k == nullptr) {
+      return Unsupported("matmul: weight type " + type_name(job.w->type) + " is not supported");
+    }
+    KZ_RETURN_IF_ERROR(check_view(*job.w, "matmul"));
+    if (n_tokens > 0 && (x == nullptr || job.y == nullptr)) return InvalidArgument("matmul: null activation or output");
+  }
+  if (n_tokens == 0) return OkStatus();
+  // Runs of matrices that share a type and row length go together.
+  constexpr size_t kMaxJobs = 8;
+  size_t i = 0;
+  while (i < jobs.size()) {
+    size_t e = i + 1;
+    while (e < jobs.size() && e - i < kMaxJobs && jobs[e].w->type == jobs[i].w->type && jobs[e].w->n_in == jobs[i].w->n_in) ++e;
+    KZ_RETURN_IF_ERROR(matmul_group(table, table.find(jobs[i].w->type), jobs.subspan(i, e - i), x, n_tokens, pool));
+    i = e;
+  }
+  return OkStatus();
+}
+
+Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x,
+                   int64_t n_tokens, float* y, ThreadPool* pool) {
+  const MatmulJob job{&w, y};
+  return matmul_many_with(table, std::span<const MatmulJob>(&job, 1), x, n_tokens, pool);
+}
+
 Status matmul(const MatrixView& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
   return matmul_with(active_kernels(), w, x, n_tokens, y, pool);
+}
+
+Status matmul_many(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, ThreadPool* pool) {
+  return matmul_many_with(active_kernels(), jobs, x, n_tokens, pool);
 }
 
 void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,

@@ -34,9 +34,8 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   ScratchFloats qg(static_cast<size_t>(n_tokens * q_width));
   ScratchFloats k(static_cast<size_t>(n_tokens * n_kv * dk));
   ScratchFloats v(static_cast<size_t>(n_tokens * n_kv * dv));
-  KZ_RETURN_IF_ERROR(matmul(w.wq, x, n_tokens, qg.data(), pool));
-  KZ_RETURN_IF_ERROR(matmul(w.wk, x, n_tokens, k.data(), pool));
-  KZ_RETURN_IF_ERROR(matmul(w.wv, x, n_tokens, v.data(), pool));
+  const MatmulJob qkv[] = {{&w.wq, qg.data()}, {&w.wk, k.data()}, {&w.wv, v.data()}};
+  KZ_RETURN_IF_ERROR(matmul_many(qkv, x, n_tokens, pool));
 
   // Per-head norm and rotary on q and k; K/V rows go to the cache.
   ScratchFloats q(static_cast<size_t>(n_tokens * n_head * dk));

@@ -9,8 +9,8 @@ using namespace kernels;
 Status ffn_forward(const FfnWeights& w, const float* x, int64_t n_tokens, float* out, ThreadPool* pool) {
   const size_t n = static_cast<size_t>(n_tokens * w.gate.n_out);
   ScratchFloats g(n), u(n);
-  KZ_RETURN_IF_ERROR(matmul(w.gate, x, n_tokens, g.data(), pool));
-  KZ_RETURN_IF_ERROR(matmul(w.up, x, n_tokens, u.data(), pool));
+  const MatmulJob gate_up[] = {{&w.gate, g.data()}, {&w.up, u.data()}};
+  KZ_RETURN_IF_ERROR(matmul_many(gate_up, x, n_tokens, pool));
   swiglu(g.data(), u.data(), static_cast<int64_t>(n), g.data());
   return matmul(w.down, g.data(), n_tokens, out, pool);
 }

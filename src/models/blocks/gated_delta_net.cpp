@@ -47,10 +47,9 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   ScratchFloats ext(static_cast<size_t>((hist + n_tokens) * channels));
   ScratchFloats z(static_cast<size_t>(n_tokens * inner));
   ScratchFloats beta(static_cast<size_t>(n_tokens * nv)), alpha(static_cast<size_t>(n_tokens * nv));
-  KZ_RETURN_IF_ERROR(matmul(w.qkv, x, n_tokens, ext.data() + hist * channels, pool));
-  KZ_RETURN_IF_ERROR(matmul(w.gate, x, n_tokens, z.data(), pool));
-  KZ_RETURN_IF_ERROR(matmul(w.beta, x, n_tokens, beta.data(), pool));
-  KZ_RETURN_IF_ERROR(matmul(w.alpha, x, n_tokens, alpha.data(), pool));
+  const MatmulJob projections[] = {
+      {&w.qkv, ext.data() + hist * channels}, {&w.gate, z.data()}, {&w.beta, beta.data()}, {&w.alpha, alpha.data()}};
+  KZ_RETURN_IF_ERROR(matmul_many(projections, x, n_tokens, pool));
   // beta = sigmoid(.), g = a * softplus(. + dt_bias): per token and value head.
   sigmoid(beta.data(), n_tokens * nv, beta.data());
   for (int64_t t = 0; t < n_tokens; ++t) {
