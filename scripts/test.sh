@@ -41,7 +41,7 @@ export -f run_binary
 # the order of their last measured times, any new binary at the end.
 sanitize_jobs() {
   local known=(test_models:2 test_agent:1 test_text:1 test_kernels:1 test_format:1 test_tensor:1 test_api:1)
-  local name shards listed=" "
+  local entry name shards i listed=" "
   for entry in "${known[@]}"; do
     name="${entry%%:*}" shards="${entry##*:}"
     [[ -x "$dir/tests/$name" ]] || continue

@@ -2,26 +2,23 @@
 // numerically tame: finite logits with a sane spread at every position, for
 // float and quantized files of each architecture the engine supports.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 
 #include "common/test_data.h"
 #include "format/gguf.h"
+#include "models/gen_model_test_util.h"
 #include "models/model.h"
 #include "models/test_model_generator.h"
 
 namespace kazeia::gen {
 namespace {
 
-using ::kazeia::testing::scratch_dir;
 
 TEST(GenModelForward, LogitsAreFiniteWithASaneSpread) {
-  const std::string dir = scratch_dir() + "/gen_forward_" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
+  const std::string& dir = test_util::work_dir();
   const std::vector<std::string> archs = supported_architectures();
   struct Case { std::string preset; GenFileType type; uint32_t mtp; };
   const std::vector<Case> cases = {
@@ -43,7 +40,7 @@ TEST(GenModelForward, LogitsAreFiniteWithASaneSpread) {
     config->file_type = k.type;
     config->nextn_predict_layers = k.mtp;
     config->seed = 5;
-    const std::string path = dir + "/model.gguf";
+    const std::string path = dir + "/gen_forward_model.gguf";
     auto written = write_test_model(*config, path);
     ASSERT_TRUE(written.ok()) << written.status().to_string();
     auto file = gguf::File::open(path);
@@ -84,8 +81,6 @@ TEST(GenModelForward, LogitsAreFiniteWithASaneSpread) {
                 sd_min, sd_max);
     ++ran;
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
   if (ran == 0) GTEST_SKIP() << "no architecture of the generated models is supported yet";
 }
 

@@ -153,8 +153,13 @@ VecDotFn vec_dot_fn(TensorType weight_type) {
 
 namespace {
 
-// Matrices of one weight type and row length (checked by the caller): one
-// activation conversion, one parallel region over the strips of them all.
+// Matrices per shared conversion and parallel region (a model passes at
+// most 4: the DeltaNet input projections).
+constexpr size_t kMaxJobs = 8;
+
+// Matrices of one weight type and row length, at most kMaxJobs (checked by
+// the caller): one activation conversion, one parallel region over the
+// strips of them all.
 Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<const MatmulJob> jobs,
                     const float* x, int64_t n_tokens, ThreadPool* pool) {
   const MatrixView& w = *jobs[0].w;
@@ -233,7 +238,6 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
     strip = strip_from_dot;
     rows_per_strip = 1;
   }
-  constexpr size_t kMaxJobs = 8;
   int64_t first_strip[kMaxJobs + 1] = {};
   for (size_t j = 0; j < jobs.size(); ++j)
     first_strip[j + 1] = first_strip[j] + (jobs[j].w->n_out + rows_per_strip - 1) / rows_per_strip;
@@ -277,19 +281,19 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
 
 Status matmul_many_with(const KernelTable& table, std::span<const MatmulJob> jobs, const float* x,
                         int64_t n_tokens, ThreadPool* pool) {
-  if (n_tokens < 0) return InvalidArgument("matmul: n_tokens = " + std::to_string(n_tokens));
   for (const MatmulJob& job : jobs) {
     if (job.w == nullptr) return InvalidArgument("matmul: null weight view");
-    const WeightKernels* k = table.find(job.w->type);
-    if (k == nullptr) {
+    if (table.find(job.w->type) == nullptr) {
       return Unsupported("matmul: weight type " + type_name(job.w->type) + " is not supported");
     }
     KZ_RETURN_IF_ERROR(check_view(*job.w, "matmul"));
-    if (n_tokens > 0 && (x == nullptr || job.y == nullptr)) return InvalidArgument("matmul: null activation or output");
   }
+  if (n_tokens < 0) return InvalidArgument("matmul: n_tokens = " + std::to_string(n_tokens));
   if (n_tokens == 0) return OkStatus();
+  if (x == nullptr) return InvalidArgument("matmul: null activation or output");
+  for (const MatmulJob& job : jobs)
+    if (job.y == nullptr) return InvalidArgument("matmul: null activation or output");
   // Runs of matrices that share a type and row length go together.
-  constexpr size_t kMaxJobs = 8;
   size_t i = 0;
   while (i < jobs.size()) {
     size_t e = i + 1;

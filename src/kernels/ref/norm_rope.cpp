@@ -14,14 +14,13 @@
 namespace kazeia::kernels {
 namespace {
 
-// sum of x[i]*x[i], each square rounded to float, accumulated in double
-// (ggml: `sum += (ggml_float)(x[i00] * x[i00])`).
-// In double like ggml, but over eight partial sums (element i into sum
-// i % 8, added pairwise at the end) instead of one: a single chain of
-// dependent double adds cost ~4 cycles per element, a visible share of
-// prefill once per row and per q/k head. Any fixed order keeps chunked and
-// one-batch evaluation identical; the result differs from ggml's sequential
-// sum only in the double's last bits.
+// sum of x[i]*x[i], each square rounded to float, accumulated in double as
+// ggml does (`sum += (ggml_float)(x[i00] * x[i00])`), but over eight partial
+// sums (element i into sum i % 8, added pairwise at the end) instead of one:
+// a single chain of dependent double adds costs ~4 cycles per element, a
+// visible share of prefill once per row and per q/k head. Any fixed order
+// keeps chunked and one-batch evaluation identical; the result differs from
+// ggml's sequential sum only in the double's last bits.
 double sum_squares(const float* x, int64_t n) {
   double s[8] = {};
   int64_t i = 0;

@@ -21,6 +21,7 @@
 // in-lane byte shuffles, one per unit.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -85,7 +86,7 @@ struct KCompute : ComputeBase<Isa> {
   // A unit's dot chain is short (4 or 8 words) and the units of a block are
   // independent chains already: more than one accumulator per 4 words only
   // adds the vpaddd that merge them.
-  static constexpr int kUnitChains = kChains < kUnitWords / 4 ? kChains : (kUnitWords >= 4 ? kUnitWords / 4 : 1);
+  static constexpr int kUnitChains = std::min(kChains, std::max(1, kUnitWords / 4));
   VF d, dmin;
   VI sc[Fmt::kUnits];
   VI mins[Fmt::kMinPairs > 0 ? Fmt::kMinPairs : 1];
