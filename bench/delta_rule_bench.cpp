@@ -1,6 +1,8 @@
 // The gated delta rule on Qwen3.5-0.8B's DeltaNet shapes (16 key / 16 value
-// heads of 128): the token-by-token recurrence vs the chunkwise WY/UT form,
-// one thread, for a 512-token prefill of one layer. Decay regimes matter:
+// heads of 128), one thread, one layer: a 512-token prefill through the
+// token-by-token recurrence vs the chunkwise WY/UT form (BM_DeltaRule), and
+// 512 tokens decoded one at a time through the recurrence vs one row of
+// the chunk form each (BM_DeltaRuleDecode, what the model runs). Decay regimes matter:
 // fast-decaying heads push products towards the subnormal range.
 //   bench_delta_rule [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
@@ -39,18 +41,18 @@ struct Problem {
     out.resize(static_cast<size_t>(n * kHeads * kDim));
     state.assign(static_cast<size_t>(kHeads * kDim * kDim), 0.0f);
   }
-  DeltaRuleBatch batch() {
+  DeltaRuleBatch batch(int64_t t0 = 0, int64_t len = -1) {
     DeltaRuleBatch b;
-    b.n_tokens = n;
+    b.n_tokens = len < 0 ? n : len;
     b.n_k_heads = b.n_v_heads = kHeads;
     b.d_k = b.d_v = kDim;
-    b.q = qkv.data();
+    b.q = qkv.data() + t0 * stride;
     b.k = b.q + kHeads * kDim;
     b.v = b.k + kHeads * kDim;
     b.q_stride = b.k_stride = b.v_stride = stride;
-    b.beta = beta.data();
-    b.g = g.data();
-    b.out = out.data();
+    b.beta = beta.data() + t0 * kHeads;
+    b.g = g.data() + t0 * kHeads;
+    b.out = out.data() + t0 * kHeads * kDim;
     b.out_stride = kHeads * kDim;
     return b;
   }
@@ -70,6 +72,25 @@ void BM_DeltaRule(benchmark::State& st) {
   st.counters["tok/s"] = benchmark::Counter(static_cast<double>(p.n), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_DeltaRule)->ArgsProduct({{0, 16, 32, 64}, {0, 1}})->Unit(benchmark::kMillisecond);
+
+// Arg 0: 0 = recurrence, else the chunk size of the row-at-a-time chunk form.
+void BM_DeltaRuleDecode(benchmark::State& st) {
+  const int64_t chunk = st.range(0);
+  Problem p(512, -1.0f, 0.0f);
+  DeltaRuleTail tail;
+  for (auto _ : st) {
+    std::fill(p.state.begin(), p.state.end(), 0.0f);
+    tail.rows = 0;
+    for (int64_t t = 0; t < p.n; ++t) {
+      Status s = chunk == 0 ? delta_rule_recurrent(p.batch(t, 1), p.state.data(), nullptr)
+                            : delta_rule_chunked(p.batch(t, 1), chunk, p.state.data(), nullptr, &tail);
+      if (!s.ok()) st.SkipWithError(s.to_string().c_str());
+    }
+    benchmark::DoNotOptimize(p.out.data());
+  }
+  st.counters["tok/s"] = benchmark::Counter(static_cast<double>(p.n), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_DeltaRuleDecode)->Arg(0)->Arg(64)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace kazeia

@@ -66,6 +66,7 @@ void ModelState::reset() {
   for (auto& r : recurrent_) {
     std::fill(r.s.begin(), r.s.end(), 0.0f);
     std::fill(r.conv.begin(), r.conv.end(), 0.0f);
+    r.tail.rows = 0;
   }
 }
 
@@ -89,6 +90,7 @@ void ModelState::save_checkpoint(StateCheckpoint& out) const {
   for (size_t i = 0; i < recurrent_.size(); ++i) {
     out.recurrent[i].s.assign(recurrent_[i].s.begin(), recurrent_[i].s.end());
     out.recurrent[i].conv.assign(recurrent_[i].conv.begin(), recurrent_[i].conv.end());
+    delta_rule_pack_tail(recurrent_[i].tail, out.recurrent[i].tail);
   }
 }
 
@@ -117,6 +119,7 @@ Status ModelState::restore_impl(const StateCheckpoint& cp) {
   for (size_t i = 0; i < recurrent_.size(); ++i) {
     std::copy(cp.recurrent[i].s.begin(), cp.recurrent[i].s.end(), recurrent_[i].s.begin());
     std::copy(cp.recurrent[i].conv.begin(), cp.recurrent[i].conv.end(), recurrent_[i].conv.begin());
+    delta_rule_unpack_tail(cp.recurrent[i].tail, recurrent_[i].tail);
   }
   if (cp.n_past != n_past_) rewind_to(cp.n_past);
   return OkStatus();
@@ -182,16 +185,13 @@ Status ModelState::rollback(const StateCheckpoint& cp, int64_t n_past, ThreadPoo
     b.n_k_heads = ssm_nk_;
     b.n_v_heads = ssm_nv_;
     b.d_k = b.d_v = ssm_d_;
-    b.q = b.k = log.kv.data();  // the outputs are not needed: q is any valid row
+    b.k = log.kv.data();  // no q, no out: the state only
     b.v = log.kv.data() + ssm_nk_ * ssm_d_;
     b.q_stride = b.k_stride = b.v_stride = kv_row;
+    b.out_stride = inner;
     b.beta = log.beta.data();
     b.g = log.g.data();
-    ScratchFloats out(static_cast<size_t>(keep * inner));
-    b.out = out.data();
-    b.out_stride = inner;
-    KZ_RETURN_IF_ERROR(keep == 1 ? delta_rule_recurrent(b, r.s.data(), pool)
-                                 : delta_rule_chunked(b, kDeltaRuleDefaultChunk, r.s.data(), pool));
+    KZ_RETURN_IF_ERROR(delta_rule_chunked(b, kDeltaRuleDefaultChunk, r.s.data(), pool, &r.tail));
     // The conv window: the last hist rows of (window at the checkpoint,
     // then the kept tokens' inputs).
     const size_t ch = static_cast<size_t>(ssm_channels_), hist = static_cast<size_t>(ssm_hist_);
@@ -208,14 +208,14 @@ Status ModelState::rollback(const StateCheckpoint& cp, int64_t n_past, ThreadPoo
 
 uint64_t StateCheckpoint::memory_bytes() const {
   uint64_t total = 0;
-  for (const auto& r : recurrent) total += (r.s.size() + r.conv.size()) * sizeof(float);
+  for (const auto& r : recurrent) total += r.memory_bytes();
   return total;
 }
 
 uint64_t ModelState::memory_bytes() const {
   const uint64_t elem = options_.kv_type == KvType::kF32 ? 4 : 2;
   uint64_t total = kv_.size() * 2 * static_cast<uint64_t>(padded_ctx() * kv_row_) * elem;
-  for (const auto& r : recurrent_) total += (r.s.size() + r.conv.size()) * sizeof(float);
+  for (const auto& r : recurrent_) total += r.memory_bytes();
   return total;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kazeia/status.h"
+#include "models/blocks/delta_rule.h"
 #include "models/model_config.h"
 
 namespace kazeia {
@@ -48,10 +49,14 @@ struct KvLayer {
   std::unique_ptr<uint16_t[]> k16, v16;   // kF16
 };
 
-// Gated DeltaNet state of one layer.
+// Gated DeltaNet state of one layer. The delta rule runs in chunks at fixed
+// positions (delta_rule.h): s is S at the last chunk boundary, tail the
+// rows since (empty at a boundary).
 struct RecurrentLayer {
   std::vector<float> s;      // n_v_heads x head_dim(k) x head_dim(v)
   std::vector<float> conv;   // (conv_kernel - 1) x channels: the last inputs
+  DeltaRuleTail tail;
+  uint64_t memory_bytes() const { return (s.size() + conv.size()) * sizeof(float) + tail.memory_bytes(); }
 };
 
 // The inputs of one recurrent layer's tokens since ModelState's recording
@@ -69,7 +74,8 @@ struct RecurrentLog {
 
 // A sequence's state at n_past positions, in memory: a copy of every
 // recurrent layer (S matrices + conv window, ~1 MB per layer at Qwen3.5-0.8B
-// shapes) but not of the KV cache, which is restored by truncation. That is
+// shapes, plus the chunk tail's ~2.4 MB when n_past is not a multiple of
+// the chunk size) but not of the KV cache, which is restored by truncation. That is
 // valid while the cache rows below n_past are the ones the checkpoint saw,
 // i.e. until the state is rewound below n_past and written again;
 // restore_checkpoint checks this and refuses a stale checkpoint.
@@ -115,10 +121,10 @@ class ModelState {
   // per-token inputs (~ (2 n_k + 2 n_v) head_dim floats per token and
   // layer). rollback(cp, n) returns to any position n between the
   // checkpoint and n_past(): it restores cp, replays the logged inputs of
-  // the kept tokens through the delta rule (recurrence for one token, the
-  // chunkwise form for more, as a forward pass over them would) and the
+  // the kept tokens through the delta rule (state only, no outputs) and the
   // conv window, and truncates the KV cache - giving the state, bit for
-  // bit, of a forward pass over just the kept tokens. Recording goes on
+  // bit, of forward passes over just the kept tokens, however they were
+  // split (delta-rule chunks sit at fixed positions). Recording goes on
   // from there. reset, truncate and restore_checkpoint stop it.
   void begin_recording();
   void stop_recording();

@@ -211,6 +211,131 @@ TEST(DeltaRuleChunked, ContinuesAcrossCallsAndThreads) {
   EXPECT_EQ(sa, sb);
 }
 
+// With a tail, chunks sit at fixed positions: the outputs and the state
+// (folded) after any split of the tokens are the bits of one batch, and
+// within kTol of the recurrence.
+struct TailRun {
+  std::vector<float> out, state;
+};
+TailRun run_with_tail(const Inputs& in, int64_t chunk, const std::vector<float>& s0, const std::vector<int64_t>& cuts,
+                      ThreadPool* pool) {
+  TailRun r{std::vector<float>(static_cast<size_t>(in.n * in.sh.nv * in.sh.dv), -3.0f), s0};
+  DeltaRuleTail tail;
+  int64_t t0 = 0;
+  auto feed = [&](int64_t len) {
+    Status st = delta_rule_chunked(in.batch(t0, len, r.out.data()), chunk, r.state.data(), pool, &tail);
+    EXPECT_TRUE(st.ok()) << st.to_string();
+    t0 += len;
+    EXPECT_EQ(tail.rows, t0 % chunk);
+  };
+  for (int64_t len : cuts)
+    if (t0 < in.n) feed(std::min(len, in.n - t0));
+  if (t0 < in.n) feed(in.n - t0);
+  delta_rule_fold_tail(r.state.data(), tail, pool);
+  EXPECT_EQ(tail.rows, 0);
+  return r;
+}
+
+TEST(DeltaRuleChunked, TailMakesAnySplitGiveTheBitsOfOneBatch) {
+  ThreadPool pool(2);
+  Worst worst;
+  for (Shape sh : {Shape{2, 4, 16, 16}, Shape{1, 3, 24, 8}}) {
+    for (int64_t C : {16, 64}) {
+      for (const Regime& r : kRegimes) {
+        SCOPED_TRACE(std::string(r.name) + " C=" + std::to_string(C) + " dk=" + std::to_string(sh.dk));
+        Inputs in(sh, 3 * C + 5, r.beta, r.g, static_cast<uint32_t>(77 * C + sh.dk), r.key_correlation);
+        const std::vector<float> s0 = random_state(sh, 11, 0.3f);
+        const TailRun one = run_with_tail(in, C, s0, {}, nullptr);
+        const Outcome ref = compare(in, C, s0);  // the recurrence, and the tail-less form
+        std::vector<float> ref_out(one.out.size()), ref_s = s0;
+        ASSERT_TRUE(delta_rule_recurrent(in.batch(0, in.n, ref_out.data()), ref_s.data(), nullptr).ok());
+        const Outcome o{rel_error(one.out, ref_out), rel_error(one.state, ref_s)};
+        worst.add(o);
+        EXPECT_LE(o.out_err, kTol);
+        EXPECT_LE(o.state_err, kTol);
+        EXPECT_LE(ref.out_err, kTol);
+        // Token by token, pieces of 7, pieces ending on and just past chunk
+        // boundaries, uneven pieces; with the pool (one batch ran without).
+        std::vector<std::vector<int64_t>> splits;
+        for (int64_t piece : {int64_t{1}, int64_t{7}, C - 1, C, C + 1})
+          splits.emplace_back(static_cast<size_t>((in.n + piece - 1) / piece), piece);
+        splits.push_back({13, 2, 40, 1, 64, 3});
+        for (const auto& cuts : splits) {
+          SCOPED_TRACE("first piece " + std::to_string(cuts[0]));
+          const TailRun split = run_with_tail(in, C, s0, cuts, &pool);
+          EXPECT_EQ(split.out, one.out);
+          EXPECT_EQ(split.state, one.state);
+        }
+      }
+    }
+  }
+  worst.print("with a tail (fixed chunk positions)");
+}
+
+TEST(DeltaRuleChunked, StateOnlyRunAndTailChecks) {
+  const Shape sh{2, 4, 16, 16};
+  Inputs in(sh, 40, {0.05f, 0.95f}, {-1.0f, -0.001f}, 5);
+  const std::vector<float> s0 = random_state(sh, 2, 0.2f);
+  std::vector<float> out(static_cast<size_t>(in.n * sh.nv * sh.dv)), sa = s0, sb = s0;
+  DeltaRuleTail ta, tb;
+  ASSERT_TRUE(delta_rule_chunked(in.batch(0, in.n, out.data()), 16, sa.data(), nullptr, &ta).ok());
+  DeltaRuleBatch state_only = in.batch(0, in.n, out.data());
+  state_only.q = nullptr;
+  state_only.out = nullptr;
+  ASSERT_TRUE(delta_rule_chunked(state_only, 16, sb.data(), nullptr, &tb).ok());
+  EXPECT_EQ(sa, sb);
+  EXPECT_EQ(ta.rows, 8);
+  EXPECT_EQ(ta.data, tb.data);
+  // A tail with rows refuses another chunk size or head shape, untouched.
+  const std::vector<float> s_before = sa;
+  const std::vector<float> t_before = ta.data;
+  EXPECT_EQ(delta_rule_chunked(in.batch(0, 4, out.data()), 32, sa.data(), nullptr, &ta).code(),
+            ErrorCode::kInvalidArgument);
+  Shape other{2, 4, 16, 8};
+  Inputs in2(other, 4, {0.1f, 0.9f}, {-1.0f, 0.0f}, 1);
+  std::vector<float> out2(static_cast<size_t>(4 * other.nv * other.dv));
+  EXPECT_EQ(delta_rule_chunked(in2.batch(0, 4, out2.data()), 16, sa.data(), nullptr, &ta).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(sa, s_before);
+  EXPECT_EQ(ta.data, t_before);
+  EXPECT_EQ(ta.rows, 8);
+  // q without out is fine (outputs skipped); out without q is not.
+  DeltaRuleBatch bad = in.batch(0, 4, out.data());
+  bad.q = nullptr;
+  EXPECT_EQ(delta_rule_chunked(bad, 16, sa.data(), nullptr, &ta).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(delta_rule_recurrent(bad, sa.data(), nullptr).code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(DeltaRuleChunked, PackedTailRestoresTheSameContinuation) {
+  const Shape sh{2, 4, 24, 16};
+  Inputs in(sh, 70, {0.05f, 0.95f}, {-1.0f, -0.001f}, 21);
+  const size_t out_n = static_cast<size_t>(in.n * sh.nv * sh.dv);
+  std::vector<float> out_a(out_n), out_b(out_n), s = random_state(sh, 4, 0.2f);
+  DeltaRuleTail live;
+  ASSERT_TRUE(delta_rule_chunked(in.batch(0, 37, out_a.data()), 32, s.data(), nullptr, &live).ok());
+  ASSERT_EQ(live.rows, 5);
+  DeltaRuleTail packed;
+  delta_rule_pack_tail(live, packed);
+  EXPECT_TRUE(packed.packed);
+  EXPECT_LT(packed.data.size() * 4, live.data.size());  // 5 rows of 32
+  // A packed tail is not a live one.
+  std::vector<float> s_copy = s;
+  EXPECT_EQ(delta_rule_chunked(in.batch(37, 1, out_b.data()), 32, s_copy.data(), nullptr, &packed).code(),
+            ErrorCode::kInvalidArgument);
+  DeltaRuleTail restored;
+  delta_rule_unpack_tail(packed, restored);
+  ASSERT_TRUE(delta_rule_chunked(in.batch(37, 33, out_a.data()), 32, s.data(), nullptr, &live).ok());
+  ASSERT_TRUE(delta_rule_chunked(in.batch(37, 33, out_b.data()), 32, s_copy.data(), nullptr, &restored).ok());
+  EXPECT_EQ(std::vector<float>(out_a.begin() + 37 * sh.nv * sh.dv, out_a.end()),
+            std::vector<float>(out_b.begin() + 37 * sh.nv * sh.dv, out_b.end()));
+  EXPECT_EQ(s, s_copy);
+  EXPECT_EQ(restored.rows, live.rows);
+  // An empty tail packs to nothing.
+  DeltaRuleTail empty, empty_packed;
+  delta_rule_pack_tail(empty, empty_packed);
+  EXPECT_TRUE(empty_packed.data.empty());
+}
+
 TEST(DeltaRuleChunked, RejectsBadArguments) {
   const Shape sh{2, 4, 16, 16};
   Inputs in(sh, 4, {0.1f, 0.9f}, {-1.0f, 0.0f}, 1);

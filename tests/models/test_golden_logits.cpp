@@ -214,22 +214,10 @@ TEST_F(GoldenLogits, ChunkedPrefillEqualsOneBatch) {
         worst = std::max(worst, std::fabs(double(one[i]) - chunked[i]));
         scale = std::max(scale, std::fabs(double(one[i])));
       }
-      // qwen3: bit-identical by construction (batch-invariant matmuls,
-      // attention tiles aligned to absolute positions). qwen35 runs a batch
-      // through the chunkwise delta rule (64-token chunks from the batch
-      // start) and single tokens through the recurrence: pieces of 64 split
-      // the 200 tokens exactly as one batch does (0 difference); pieces of 1
-      // or 7 mix the two f32 forms, which agree to ~1e-6 relative on the
-      // delta rule alone (test_delta_rule.cpp) and drift to 4e-6 .. 1.2e-5 of
-      // the largest logit (~24) after 4 layers, depending on last-bit
-      // changes anywhere upstream. Bound: 2e-5 relative, and every feeding
-      // within 1e-4 of llama.cpp's stored rows.
-      const bool exact = std::string(m) == "qwen3-tiny-f32" || chunk == 64;
-      if (exact) {
-        EXPECT_EQ(worst, 0.0) << "chunk " << chunk;
-      } else {
-        EXPECT_LE(worst / scale, 2e-5) << "chunk " << chunk << ": max|diff| " << worst << ", max|logit| " << scale;
-      }
+      // Bit-identical by construction: batch-invariant matmuls, attention
+      // tiles aligned to absolute positions, and (qwen35) delta-rule chunks
+      // at fixed positions, decode computing one row of the chunk form.
+      EXPECT_EQ(worst, 0.0) << "chunk " << chunk << ": max|diff| " << worst << ", max|logit| " << scale;
       const auto positions = g.meta["positions"].get<std::vector<int64_t>>();
       double golden_worst = 0.0;
       for (size_t r = 0; r < positions.size(); ++r)

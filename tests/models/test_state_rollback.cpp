@@ -100,15 +100,10 @@ TEST_P(StateRollback, AnyOfTheLastSixteenPositionsEqualsNeverHavingGoneFurther) 
       peak = std::max(peak, std::fabs(expected[i]));
     }
     std::printf("[rollback] keep %2d  max|diff| %.3g (%.2g of max|logit|)\n", keep, diff, diff / peak);
-    if (keep >= 2 && keep <= 10) {
-      // Kept tokens that went in together: the same arithmetic throughout.
-      EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)));
-    } else {
-      // The attention layers' cache rows of the kept tokens were computed
-      // under another batching (a lone token takes the recurrence, a batch
-      // the chunkwise form): the chunked-prefill tolerance.
-      EXPECT_LE(diff, 1e-5f * peak);
-    }
+    // Kept tokens fed in another batching than the reference's: the same
+    // bits all the same (matmuls per row, attention tiles and delta-rule
+    // chunks at fixed positions).
+    EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)));
   }
 }
 

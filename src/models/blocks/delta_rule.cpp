@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -26,9 +27,9 @@ Status check_batch(const DeltaRuleBatch& b, const float* state, const char* what
       b.out_stride < b.n_v_heads * b.d_v)
     return InvalidArgument(w + ": a row stride is shorter than its row");
   if (state == nullptr) return InvalidArgument(w + ": null state");
-  if (b.n_tokens > 0 && (b.q == nullptr || b.k == nullptr || b.v == nullptr || b.beta == nullptr ||
-                         b.g == nullptr || b.out == nullptr))
-    return InvalidArgument(w + ": null input or output");
+  if (b.n_tokens > 0 && (b.k == nullptr || b.v == nullptr || b.beta == nullptr || b.g == nullptr ||
+                         (b.out != nullptr && b.q == nullptr)))
+    return InvalidArgument(w + ": null input");
   return OkStatus();
 }
 
@@ -100,7 +101,6 @@ void recurrent_head(const DeltaRuleBatch& b, int64_t h, float* s, float* delta) 
   const int64_t dk = b.d_k, dv = b.d_v, hk = h % b.n_k_heads;
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
   for (int64_t t = 0; t < b.n_tokens; ++t) {
-    const float* qh = b.q + t * b.q_stride + hk * dk;
     const float* kh = b.k + t * b.k_stride + hk * dk;
     const float* vh = b.v + t * b.v_stride + h * dv;
     const float beta = b.beta[t * b.n_v_heads + h];
@@ -112,6 +112,8 @@ void recurrent_head(const DeltaRuleBatch& b, int64_t h, float* s, float* delta) 
     for (int64_t j = 0; j < dv; ++j) delta[j] = beta * (vh[j] - delta[j]);
     for (int64_t i = 0; i < dk; ++i)
       for (int64_t j = 0; j < dv; ++j) s[i * dv + j] += kh[i] * delta[j];
+    if (b.out == nullptr) continue;
+    const float* qh = b.q + t * b.q_stride + hk * dk;
     float* oh = b.out + t * b.out_stride + h * dv;
     std::fill(oh, oh + dv, 0.0f);
     for (int64_t i = 0; i < dk; ++i)
@@ -122,135 +124,179 @@ void recurrent_head(const DeltaRuleBatch& b, int64_t h, float* s, float* delta) 
 
 // ------------------------------------------------------------- chunked form
 
-// Scratch of one head's chunk loop; C = chunk size, n <= C the current
-// chunk's length. Every product below is C += A B on row-major matrices
-// (kernels::gemm_f32_acc); the state stays in its own layout, d_k x d_v.
-struct ChunkBuffers {
-  float *q, *k, *v;         // n x d_k, n x d_k, n x d_v (gathered rows)
-  float *k_t;               // d_k x n: K^T
-  float *kk, *p, *tri, *e;  // n x n: K K^T -> A, Q K^T -> P, T = (I + A)^-1, e^{G_t - G_s}
-  float *xw, *xu;           // n x d_k, n x d_v: beta e^G K, beta V
-  float *w, *u;             // n x d_k, n x d_v
-  float* upd;               // d_k x d_v: the state's update
-  float *ws, *qs, *pd;      // n x d_v: W S -> deltas, Q S, P deltas
-  float* kd_t;              // d_k x n: (e^{G_n - G_s} K)^T
-  float* beta;              // n
-  double* G;                // n: cumulative log decay (double: long sums of g)
+// kernels::gemm_f32_acc into a zeroed out: out (m x n, ld ldo) = A (m x k,
+// ld lda) B (k x n, ld ldb). Each entry is the same FMA chain over k
+// whatever m, n and the leading dimensions.
+void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* out,
+             int64_t ldo) {
+  for (int64_t i = 0; i < m; ++i) std::fill_n(out + i * ldo, n, 0.0f);
+  kernels::gemm_f32_acc(m, n, k, a, static_cast<size_t>(lda), b, static_cast<size_t>(ldb), out,
+                        static_cast<size_t>(ldo));
+}
 
-  static size_t floats(int64_t c, int64_t dk, int64_t dv) {
-    return static_cast<size_t>(6 * c * dk + 6 * c * dv + 4 * c * c + dk * dv + 3 * c);  // G: 2 floats per double
-  }
-  ChunkBuffers(float* base, int64_t c, int64_t dk, int64_t dv) {
+// W's entries are sums of T-weighted beta e^G k with unit-norm keys,
+// beta <= 1 and decays <= 1: O(1) at most. Rows of strongly decayed tokens
+// are tiny; below this they are zeroed (see flush_tiny). An absolute bound,
+// so that a row's value does not depend on the other rows of its chunk.
+constexpr float kTinyW = 1e-20f;
+
+// One value head's part of a DeltaRuleTail (layout in delta_rule.h).
+struct TailHead {
+  double* G;
+  float *beta, *kt, *xw, *xu, *d, *tri;
+  TailHead(float* base, int64_t c, int64_t dk, int64_t dv) {
     float* p0 = base;
     auto take = [&](int64_t n) { float* r = p0; p0 += n; return r; };
-    G = reinterpret_cast<double*>(take(2 * c));  // first: the buffer start is aligned for doubles
-    q = take(c * dk); k = take(c * dk); v = take(c * dv); k_t = take(dk * c);
-    kk = take(c * c); p = take(c * c); tri = take(c * c); e = take(c * c);
-    xw = take(c * dk); xu = take(c * dv);
-    w = take(c * dk); u = take(c * dv);
-    upd = take(dk * dv);
-    ws = take(c * dv); qs = take(c * dv); pd = take(c * dv);
-    kd_t = take(dk * c);
+    G = reinterpret_cast<double*>(take(2 * c));  // first: head blocks are 16-float aligned
     beta = take(c);
+    kt = take(dk * c);
+    xw = take(c * dk);
+    xu = take(c * dv);
+    d = take(c * dv);
+    tri = take(c * c);
   }
 };
 
-// out (m x n) = A (m x k) B (k x n), all row-major and packed.
-void product(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* out) {
-  std::fill_n(out, m * n, 0.0f);
-  kernels::gemm_f32_acc(m, n, k, a, static_cast<size_t>(k), b, static_cast<size_t>(n), out, static_cast<size_t>(n));
+// Per-thread scratch of one call's rows (n <= C of them).
+struct RowScratch {
+  float *q, *k, *v;     // n x d_k, n x d_k, n x d_v: the new rows, gathered
+  float *kk, *p, *e;    // n x C: k.k, q.k, e^{G_t - G_s}
+  float *w, *u;         // n x d_k, n x d_v
+  float *ws, *qs, *pd;  // n x d_v: W S, Q S, P D
+  float* kd_t;          // d_k x C: (e^{G_last - G_s} K)^T
+  float* upd;           // d_k x d_v: the state's update
+  static size_t floats(int64_t c, int64_t dk, int64_t dv) {
+    return static_cast<size_t>(3 * c * dk + 5 * c * dv + 3 * c * c + dk * c + dk * dv);
+  }
+  RowScratch(float* base, int64_t c, int64_t dk, int64_t dv) {
+    float* p0 = base;
+    auto take = [&](int64_t n) { float* r = p0; p0 += n; return r; };
+    q = take(c * dk); k = take(c * dk); v = take(c * dv);
+    kk = take(c * c); p = take(c * c); e = take(c * c);
+    w = take(c * dk); u = take(c * dv);
+    ws = take(c * dv); qs = take(c * dv); pd = take(c * dv);
+    kd_t = take(dk * c);
+    upd = take(dk * dv);
+  }
+};
+
+// Rows [m, m + n) of head h's current chunk (chunk size C, m + n <= C) for
+// batch tokens t_first ..: the rows < m are in `th`; the new ones are added
+// to it and their outputs written. s = S at the chunk's start.
+void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, int64_t n, int64_t C, const float* s,
+                bool state_zero, const TailHead& th, const RowScratch& c) {
+  const int64_t dk = b.d_k, dv = b.d_v, hk = h % b.n_k_heads, nv = b.n_v_heads, end = m + n;
+  const bool outputs = b.out != nullptr;
+  double acc = m > 0 ? th.G[m - 1] : 0.0;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t tt = t_first + j, i = m + j;
+    if (outputs) std::copy_n(b.q + tt * b.q_stride + hk * dk, dk, c.q + j * dk);
+    const float* k = b.k + tt * b.k_stride + hk * dk;
+    std::copy_n(k, dk, c.k + j * dk);
+    for (int64_t x = 0; x < dk; ++x) th.kt[x * C + i] = k[x];
+    std::copy_n(b.v + tt * b.v_stride + h * dv, dv, c.v + j * dv);
+    th.beta[i] = b.beta[tt * nv + h];
+    acc += static_cast<double>(b.g[tt * nv + h]);
+    th.G[i] = acc;
+  }
+  // Decay ratios e^{G_t - G_s} (s <= t) from differences, never as a
+  // quotient of two e^{G}: those underflow to 0 / 0 when decays are strong.
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t s2 = 0; s2 <= m + j; ++s2) c.e[j * C + s2] = decay_factor(th.G[m + j] - th.G[s2]);
+
+  // kk[t][s] = k_t . k_s,  p[t][s] = q_t . k_s.
+  product(n, end, dk, c.k, dk, th.kt, C, c.kk, C);
+  if (outputs) product(n, end, dk, c.q, dk, th.kt, C, c.p, C);
+
+  // T = (I + A)^-1 by forward substitution over rows:
+  // (I + A) T = I  =>  T_t = e_t - sum_{r<t} A[t][r] T_r, and T_r is zero past column r.
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t i = m + j;
+    float* row = th.tri + i * C;
+    std::fill_n(row, end, 0.0f);
+    row[i] = 1.0f;
+    for (int64_t r = 0; r < i; ++r) {
+      const float a = th.beta[i] * c.e[j * C + r] * c.kk[j * C + r];
+      const float* tr = th.tri + r * C;
+      for (int64_t col = 0; col <= r; ++col) row[col] -= a * tr[col];
+    }
+    flush_tiny(row, i, kTinyRelative);  // relative to the unit diagonal
+  }
+  // W = T diag(beta e^G) K, U = T diag(beta) V: independent of the state.
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t i = m + j;
+    const float bw = th.beta[i] * decay_factor(th.G[i]);
+    for (int64_t x = 0; x < dk; ++x) th.xw[i * dk + x] = bw * c.k[j * dk + x];
+    for (int64_t x = 0; x < dv; ++x) th.xu[i * dv + x] = th.beta[i] * c.v[j * dv + x];
+  }
+  const float* t_rows = th.tri + m * C;
+  product(n, dk, end, t_rows, C, th.xw, dk, c.w, dk);
+  flush_tiny(c.w, n * dk, kTinyW);
+  product(n, dv, end, t_rows, C, th.xu, dv, c.u, dv);
+
+  // Deltas D = U - W S_0 and the inter-chunk part of the outputs, Q S_0
+  // (nothing to multiply at the start of a sequence).
+  if (!state_zero) {
+    product(n, dv, dk, c.w, dk, s, dv, c.ws, dv);
+    for (int64_t x = 0; x < n * dv; ++x) c.u[x] -= c.ws[x];
+  }
+  std::copy_n(c.u, n * dv, th.d + m * dv);
+  if (!outputs) return;
+  if (state_zero) {
+    std::fill_n(c.qs, n * dv, 0.0f);
+  } else {
+    product(n, dv, dk, c.q, dk, s, dv, c.qs, dv);
+  }
+
+  // Intra-chunk attention P = (Q K^T o decay ratios), causal incl. the diagonal.
+  for (int64_t j = 0; j < n; ++j) {
+    float* row = c.p + j * C;
+    for (int64_t s2 = 0; s2 <= m + j; ++s2) row[s2] *= c.e[j * C + s2];
+    std::fill(row + m + j + 1, row + end, 0.0f);
+  }
+  product(n, dv, end, c.p, C, th.d, dv, c.pd, dv);
+  const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
+  for (int64_t j = 0; j < n; ++j) {
+    const float gt = decay_factor(th.G[m + j]);
+    float* o = b.out + (t_first + j) * b.out_stride + h * dv;
+    for (int64_t x = 0; x < dv; ++x) o[x] = (gt * c.qs[j * dv + x] + c.pd[j * dv + x]) * q_scale;
+  }
 }
 
-Status chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t chunk, float* s) {
-  const int64_t dk = b.d_k, dv = b.d_v, hk = h % b.n_k_heads, nv = b.n_v_heads;
-  const float q_scale = 1.0f / std::sqrt(static_cast<float>(dk));
-  ChunkBuffers c(thread_scratch(ChunkBuffers::floats(chunk, dk, dv)), chunk, dk, dv);
-  bool state_zero = max_abs(s, dk * dv) == 0.0f;
-
-  for (int64_t t0 = 0; t0 < b.n_tokens; t0 += chunk) {
-    const int64_t n = std::min(chunk, b.n_tokens - t0);
-    double acc = 0.0;
-    for (int64_t t = 0; t < n; ++t) {
-      const int64_t tt = t0 + t;
-      std::copy_n(b.q + tt * b.q_stride + hk * dk, dk, c.q + t * dk);
-      std::copy_n(b.k + tt * b.k_stride + hk * dk, dk, c.k + t * dk);
-      std::copy_n(b.v + tt * b.v_stride + h * dv, dv, c.v + t * dv);
-      for (int64_t i = 0; i < dk; ++i) c.k_t[i * n + t] = c.k[t * dk + i];
-      c.beta[t] = b.beta[tt * nv + h];
-      acc += static_cast<double>(b.g[tt * nv + h]);
-      c.G[t] = acc;
-    }
-    // Decay ratios e^{G_t - G_s} (s <= t) from differences, never as a
-    // quotient of two e^{G}: those underflow to 0 / 0 when decays are strong.
-    for (int64_t t = 0; t < n; ++t)
-      for (int64_t s2 = 0; s2 <= t; ++s2) c.e[t * n + s2] = decay_factor(c.G[t] - c.G[s2]);
-
-    // kk[t][s] = k_t . k_s,  p[t][s] = q_t . k_s.
-    product(n, n, dk, c.k, c.k_t, c.kk);
-    product(n, n, dk, c.q, c.k_t, c.p);
-
-    // T = (I + A)^-1 by forward substitution over rows:
-    // (I + A) T = I  =>  T_t = e_t - sum_{r<t} A[t][r] T_r, and T_r is zero past column r.
-    std::fill_n(c.tri, n * n, 0.0f);
-    for (int64_t t = 0; t < n; ++t) {
-      float* row = c.tri + t * n;
-      row[t] = 1.0f;
-      for (int64_t r = 0; r < t; ++r) {
-        const float a = c.beta[t] * c.e[t * n + r] * c.kk[t * n + r];
-        const float* tr = c.tri + r * n;
-        for (int64_t col = 0; col <= r; ++col) row[col] -= a * tr[col];
-      }
-      flush_tiny(row, t, kTinyRelative);  // relative to the unit diagonal
-    }
-    // W = T diag(beta e^G) K, U = T diag(beta) V: independent of the state.
-    for (int64_t t = 0; t < n; ++t) {
-      const float bw = c.beta[t] * decay_factor(c.G[t]);
-      for (int64_t i = 0; i < dk; ++i) c.xw[t * dk + i] = bw * c.k[t * dk + i];
-      for (int64_t j = 0; j < dv; ++j) c.xu[t * dv + j] = c.beta[t] * c.v[t * dv + j];
-    }
-    product(n, dk, n, c.tri, c.xw, c.w);
-    // Row t of W carries e^{G_t}: rows of strongly decayed tokens are tiny.
-    flush_tiny(c.w, n * dk, max_abs(c.w, n * dk) * kTinyRelative);
-    product(n, dv, n, c.tri, c.xu, c.u);
-
-    // Deltas D = U - W S_0 (into u) and the inter-chunk part of the
-    // outputs, Q S_0 (nothing to multiply at the start of a sequence).
-    if (state_zero) {
-      std::fill_n(c.qs, n * dv, 0.0f);
-    } else {
-      product(n, dv, dk, c.w, s, c.ws);
-      product(n, dv, dk, c.q, s, c.qs);
-      for (int64_t i = 0; i < n * dv; ++i) c.u[i] -= c.ws[i];
-    }
-    const float* d = c.u;
-
-    // Intra-chunk attention P = (Q K^T o decay ratios), causal incl. the diagonal.
-    for (int64_t t = 0; t < n; ++t) {
-      float* row = c.p + t * n;
-      for (int64_t s2 = 0; s2 <= t; ++s2) row[s2] *= c.e[t * n + s2];
-      std::fill(row + t + 1, row + n, 0.0f);
-    }
-    product(n, dv, n, c.p, d, c.pd);
-    for (int64_t t = 0; t < n; ++t) {
-      const float gt = decay_factor(c.G[t]);
-      float* o = b.out + (t0 + t) * b.out_stride + h * dv;
-      for (int64_t j = 0; j < dv; ++j) o[j] = (gt * c.qs[t * dv + j] + c.pd[t * dv + j]) * q_scale;
-    }
-
-    // S_n = e^{G_n} S_0 + sum_s e^{G_n - G_s} k_s D_s^T:
-    // upd[i][j] = sum_s Kd[s][i] D[s][j].
-    for (int64_t t = 0; t < n; ++t) {
-      const float kd = decay_factor(c.G[n - 1] - c.G[t]);
-      for (int64_t i = 0; i < dk; ++i) c.kd_t[i * n + t] = kd * c.k[t * dk + i];
-    }
-    product(dk, dv, n, c.kd_t, d, c.upd);
-    const float total = decay_factor(c.G[n - 1]);
-    for (int64_t i = 0; i < dk * dv; ++i) s[i] = total * s[i] + c.upd[i];
-    const float peak = max_abs(s, dk * dv);
-    flush_tiny(s, dk * dv, peak * kTinyRelative);
-    state_zero = peak == 0.0f;
+// S <- S after the chunk's first `rows` rows:
+// S_n = e^{G_n} S_0 + sum_s e^{G_n - G_s} k_s D_s^T, upd[i][j] = sum_s Kd[s][i] D[s][j].
+// Returns whether the new state is all zero.
+bool fold_rows(float* s, int64_t rows, int64_t C, int64_t dk, int64_t dv, const TailHead& th, const RowScratch& c) {
+  for (int64_t t = 0; t < rows; ++t) {
+    const float kd = decay_factor(th.G[rows - 1] - th.G[t]);
+    for (int64_t i = 0; i < dk; ++i) c.kd_t[i * C + t] = kd * th.kt[i * C + t];
   }
-  return OkStatus();
+  product(dk, dv, rows, c.kd_t, C, th.d, dv, c.upd, dv);
+  const float total = decay_factor(th.G[rows - 1]);
+  for (int64_t i = 0; i < dk * dv; ++i) s[i] = total * s[i] + c.upd[i];
+  const float peak = max_abs(s, dk * dv);
+  flush_tiny(s, dk * dv, peak * kTinyRelative);
+  return peak == 0.0f;
+}
+
+// Head h over the batch, starting with m rows in its tail; returns the rows
+// left in the tail.
+int64_t chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t C, int64_t m, float* s, float* tail_base) {
+  const int64_t dk = b.d_k, dv = b.d_v;
+  const RowScratch c(thread_scratch(RowScratch::floats(C, dk, dv)), C, dk, dv);
+  const TailHead th(tail_base, C, dk, dv);
+  bool state_zero = max_abs(s, dk * dv) == 0.0f;
+  for (int64_t t = 0; t < b.n_tokens;) {
+    const int64_t n = std::min(C - m, b.n_tokens - t);
+    chunk_rows(b, h, t, m, n, C, s, state_zero, th, c);
+    m += n;
+    t += n;
+    if (m == C) {
+      state_zero = fold_rows(s, C, C, dk, dv, th, c);
+      m = 0;
+    }
+  }
+  return m;
 }
 
 }  // namespace
@@ -264,15 +310,121 @@ Status delta_rule_recurrent(const DeltaRuleBatch& b, float* state, ThreadPool* p
   });
 }
 
-Status delta_rule_chunked(const DeltaRuleBatch& b, int64_t chunk_size, float* state, ThreadPool* pool) {
+size_t DeltaRuleTail::head_floats(int64_t chunk, int64_t d_k, int64_t d_v) {
+  const int64_t n = 3 * chunk + 2 * d_k * chunk + 2 * chunk * d_v + chunk * chunk;
+  return static_cast<size_t>((n + 15) / 16 * 16);  // 64-byte blocks: G's doubles stay aligned
+}
+
+Status delta_rule_chunked(const DeltaRuleBatch& b, int64_t chunk_size, float* state, ThreadPool* pool,
+                          DeltaRuleTail* tail) {
   KZ_RETURN_IF_ERROR(check_batch(b, state, "delta_rule_chunked"));
   if (chunk_size <= 0 || chunk_size > kDeltaRuleMaxChunk)
     return InvalidArgument("delta_rule_chunked: chunk size must be in [1, " + std::to_string(kDeltaRuleMaxChunk) +
                            "], got " + std::to_string(chunk_size));
+  if (tail != nullptr && tail->packed)
+    return InvalidArgument("delta_rule_chunked: the tail is packed (a checkpoint's copy); unpack it first");
+  if (tail != nullptr && tail->rows > 0 &&
+      (tail->chunk != chunk_size || tail->n_v_heads != b.n_v_heads || tail->d_k != b.d_k || tail->d_v != b.d_v))
+    return InvalidArgument("delta_rule_chunked: the tail holds " + std::to_string(tail->rows) + " rows of chunk size " +
+                           std::to_string(tail->chunk) + ", heads " + std::to_string(tail->n_v_heads) + " x " +
+                           std::to_string(tail->d_k) + " x " + std::to_string(tail->d_v) + "; this call has chunk size " +
+                           std::to_string(chunk_size) + ", heads " + std::to_string(b.n_v_heads) + " x " +
+                           std::to_string(b.d_k) + " x " + std::to_string(b.d_v));
   if (b.n_tokens == 0) return OkStatus();
-  const int64_t chunk = std::min(chunk_size, b.n_tokens);
-  return for_each_head(b.n_v_heads, pool,
-                       [&](int64_t h) { return chunked_head(b, h, chunk, state + h * b.d_k * b.d_v); });
+  // Without a tail the batch is the whole sequence: a chunk longer than it
+  // is one partial chunk (same result, smaller buffers).
+  DeltaRuleTail local;
+  DeltaRuleTail& t = tail != nullptr ? *tail : local;
+  const int64_t C = tail != nullptr ? chunk_size : std::min(chunk_size, b.n_tokens);
+  t.chunk = C;
+  t.n_v_heads = b.n_v_heads;
+  t.d_k = b.d_k;
+  t.d_v = b.d_v;
+  const size_t per_head = DeltaRuleTail::head_floats(C, b.d_k, b.d_v);
+  if (t.data.size() != per_head * static_cast<size_t>(b.n_v_heads)) t.data.resize(per_head * static_cast<size_t>(b.n_v_heads));
+  const int64_t m0 = t.rows;
+  std::vector<int64_t> left(static_cast<size_t>(b.n_v_heads));
+  KZ_RETURN_IF_ERROR(for_each_head(b.n_v_heads, pool, [&](int64_t h) {
+    left[static_cast<size_t>(h)] = chunked_head(b, h, C, m0, state + h * b.d_k * b.d_v,
+                                                t.data.data() + static_cast<size_t>(h) * per_head);
+    return OkStatus();
+  }));
+  t.rows = left[0];
+  if (tail == nullptr) delta_rule_fold_tail(state, t, pool);
+  return OkStatus();
+}
+
+namespace {
+
+// The used parts of every head's block, as (live offset, packed offset,
+// floats) runs: live blocks are chunk-sized (TailHead), packed ones sized
+// by the rows.
+template <class Run>
+void for_each_tail_run(const DeltaRuleTail& t, Run&& run) {
+  const size_t c = static_cast<size_t>(t.chunk), m = static_cast<size_t>(t.rows);
+  const size_t dk = static_cast<size_t>(t.d_k), dv = static_cast<size_t>(t.d_v);
+  const size_t live = DeltaRuleTail::head_floats(t.chunk, t.d_k, t.d_v);
+  const size_t packed = 3 * m + 2 * dk * m + 2 * m * dv + m * m;
+  for (size_t h = 0; h < static_cast<size_t>(t.n_v_heads); ++h) {
+    size_t lo = h * live, po = h * packed;
+    run(lo, po, 2 * m);  // G (doubles)
+    lo += 2 * c; po += 2 * m;
+    run(lo, po, m);  // beta
+    lo += c; po += m;
+    for (size_t x = 0; x < dk; ++x) run(lo + x * c, po + x * m, m);  // K^T columns
+    lo += dk * c; po += dk * m;
+    run(lo, po, m * dk);  // beta e^G K
+    lo += c * dk; po += m * dk;
+    run(lo, po, m * dv);  // beta V
+    lo += c * dv; po += m * dv;
+    run(lo, po, m * dv);  // D
+    lo += c * dv; po += m * dv;
+    for (size_t r = 0; r < m; ++r) run(lo + r * c, po + r * m, m);  // T rows
+  }
+}
+
+}  // namespace
+
+void delta_rule_pack_tail(const DeltaRuleTail& from, DeltaRuleTail& to) {
+  to.chunk = from.chunk;
+  to.rows = from.rows;
+  to.n_v_heads = from.n_v_heads;
+  to.d_k = from.d_k;
+  to.d_v = from.d_v;
+  to.packed = true;
+  const int64_t m = from.rows;
+  to.data.resize(static_cast<size_t>(from.n_v_heads * (3 * m + 2 * from.d_k * m + 2 * m * from.d_v + m * m)));
+  for_each_tail_run(from, [&](size_t lo, size_t po, size_t n) {
+    std::memcpy(to.data.data() + po, from.data.data() + lo, n * sizeof(float));
+  });
+}
+
+void delta_rule_unpack_tail(const DeltaRuleTail& from, DeltaRuleTail& to) {
+  to.chunk = from.chunk;
+  to.rows = from.rows;
+  to.n_v_heads = from.n_v_heads;
+  to.d_k = from.d_k;
+  to.d_v = from.d_v;
+  to.packed = false;
+  if (from.rows == 0) return;
+  const size_t live = DeltaRuleTail::head_floats(from.chunk, from.d_k, from.d_v) * static_cast<size_t>(from.n_v_heads);
+  if (to.data.size() != live) to.data.resize(live);
+  for_each_tail_run(from, [&](size_t lo, size_t po, size_t n) {
+    std::memcpy(to.data.data() + lo, from.data.data() + po, n * sizeof(float));
+  });
+}
+
+void delta_rule_fold_tail(float* state, DeltaRuleTail& tail, ThreadPool* pool) {
+  if (tail.rows == 0) return;
+  const int64_t C = tail.chunk, dk = tail.d_k, dv = tail.d_v;
+  const size_t per_head = DeltaRuleTail::head_floats(C, dk, dv);
+  (void)for_each_head(tail.n_v_heads, pool, [&](int64_t h) {
+    const RowScratch c(thread_scratch(RowScratch::floats(C, dk, dv)), C, dk, dv);
+    const TailHead th(tail.data.data() + static_cast<size_t>(h) * per_head, C, dk, dv);
+    fold_rows(state + h * dk * dv, tail.rows, C, dk, dv, th, c);
+    return OkStatus();
+  });
+  tail.rows = 0;
 }
 
 }  // namespace kazeia

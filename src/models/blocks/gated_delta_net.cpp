@@ -36,7 +36,7 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   // Checked before the state is touched, so a bad call leaves it as it was.
   if (n_tokens < 0) return InvalidArgument("gated_delta_net: n_tokens = " + std::to_string(n_tokens));
   if (n_tokens == 0) return OkStatus();
-  if (n_tokens > 1 && (chunk_size <= 0 || chunk_size > kDeltaRuleMaxChunk))
+  if (chunk_size <= 0 || chunk_size > kDeltaRuleMaxChunk)
     return InvalidArgument("gated_delta_net: chunk size must be in [1, " + std::to_string(kDeltaRuleMaxChunk) +
                            "], got " + std::to_string(chunk_size));
   if (state.conv.size() != static_cast<size_t>(hist * channels) || state.s.size() != static_cast<size_t>(nv * d * d))
@@ -112,12 +112,9 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   b.g = alpha.data();
   b.out = o.data();
   b.out_stride = inner;
-  // Decode keeps the token-by-token recurrence; a batch runs chunkwise.
-  if (n_tokens == 1) {
-    KZ_RETURN_IF_ERROR(delta_rule_recurrent(b, state.s.data(), pool));
-  } else {
-    KZ_RETURN_IF_ERROR(delta_rule_chunked(b, chunk_size, state.s.data(), pool));
-  }
+  // Chunks at fixed positions, the unfinished one in state.tail: a batch and
+  // a token at a time (decode: one row of the chunk form) give the same bits.
+  KZ_RETURN_IF_ERROR(delta_rule_chunked(b, chunk_size, state.s.data(), pool, &state.tail));
 
   // Gated RMSNorm per value head, rms(o) * ssm_norm, then o *= silu(z).
   for_token_rows(n_tokens, pool, [&](int64_t t0, int64_t t1) {

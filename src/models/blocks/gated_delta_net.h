@@ -1,6 +1,8 @@
 // Gated DeltaNet (Yang, Kautz, Hatamizadeh, ICLR 2025) as Qwen3.5 uses it.
-// Decode (one token) runs the recurrence token by token; a batch runs the
-// chunkwise WY/UT form (delta_rule.h, tested against the recurrence).
+// The delta rule runs in the chunkwise WY/UT form (delta_rule.h, tested
+// against the recurrence) on chunks at fixed positions: decode computes one
+// row of the current chunk, a batch many; the results do not depend on how
+// the tokens were split.
 //
 // Per token: qkv = W_qkv x; z = W_gate x; beta = sigmoid(W_beta x);
 // g = ssm_a * softplus(W_alpha x + dt_bias); causal depthwise conv over the
@@ -29,7 +31,8 @@ struct DeltaNetWeights {
 };
 
 // x, out: n_tokens rows of n_embd (x already normed). Updates `state`.
-// chunk_size: tokens per chunk of the chunkwise form (n_tokens > 1).
+// chunk_size: tokens per chunk of the chunkwise form; the same for every
+// call on one state while its tail holds rows.
 // log (may be null): receives the batch's per-token inputs (rollback).
 Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, RecurrentLayer& state,
                                const float* x, int64_t n_tokens, float* out, ThreadPool* pool,
