@@ -66,6 +66,10 @@ struct StripArgs {
   float* y = nullptr;
   size_t ldy = 0;
   uint8_t* scratch = nullptr;  // scratch_bytes(n_in) bytes, 64-byte aligned, private to the thread
+  // What the caller reads next, for the kernel to prefetch while it works
+  // (null: nothing worth it).
+  const uint8_t* prefetch = nullptr;
+  size_t prefetch_bytes = 0;
   ref::VecDotFn dot = nullptr;  // the table's dot for this type (generic strips loop over it)
   // tile_strip only: the tokens interleaved by tile_acts, groups of 16
   // (the last one padded with zero tokens), tile_group_bytes apart.

@@ -186,6 +186,37 @@ TEST_P(MatmulAllTypes, ThreadedEqualsSingleThreadedBitForBit) {
   check_matmul(type, {n_in, 40, 3}, 79, &pool);
 }
 
+TEST_P(MatmulAllTypes, EachRowEqualsItsOwnOneRowMatrix) {
+  // matmul interleaves the strips of a thread's chunk (lane r of strip i
+  // takes row r * n + i): whatever lane and chunk a row lands in, its
+  // output must be the bits of that row alone (a one-row matrix, one strip).
+  const TensorType type = GetParam();
+  const int64_t n_in = tensor_type_traits(type).block_size == 256 ? 256 : 96;
+  const size_t row_bytes = type_row_bytes(type, n_in);
+  ThreadPool pool2(2), pool3(3);
+  for (int64_t n_out : {33, 203}) {
+    const auto m = make_matrix(type, n_in, n_out, static_cast<uint32_t>(n_out));
+    const auto x = random_activations(static_cast<size_t>(n_in * 3), 91);
+    for (int64_t n_tokens : {1, 3}) {
+      std::vector<float> own(static_cast<size_t>(n_out * n_tokens));
+      for (int64_t r = 0; r < n_out; ++r) {
+        auto row = make_matrix_view(type, m.bytes.data() + static_cast<size_t>(r) * row_bytes, n_in, 1, row_bytes);
+        ASSERT_TRUE(row.ok());
+        std::vector<float> y(static_cast<size_t>(n_tokens));
+        ASSERT_TRUE(matmul(*row, x.data(), n_tokens, y.data(), nullptr).ok());
+        for (int64_t t = 0; t < n_tokens; ++t) own[static_cast<size_t>(t * n_out + r)] = y[static_cast<size_t>(t)];
+      }
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+        SCOPED_TRACE("n_out " + std::to_string(n_out) + ", tokens " + std::to_string(n_tokens) + ", threads " +
+                     std::to_string(pool == nullptr ? 1 : pool->size()));
+        std::vector<float> y(own.size(), NAN);
+        ASSERT_TRUE(matmul(m.view(), x.data(), n_tokens, y.data(), pool).ok());
+        EXPECT_EQ(0, std::memcmp(own.data(), y.data(), own.size() * sizeof(float)));
+      }
+    }
+  }
+}
+
 TEST_P(MatmulAllTypes, EachTokenEqualsItsOwnMatVec) {
   // Batching must not change the arithmetic: prefill rows = decode rows.
   const TensorType type = GetParam();

@@ -59,6 +59,13 @@ uint8_t* align64(uint8_t* p) {
 
 // Per-thread scratch for the strip kernels (the unpacked weight panel of
 // prefill), kept between calls; 64-byte aligned.
+// Per-thread outputs of an interleaved strip, before they are scattered.
+std::vector<float>& thread_strip_out(size_t n) {
+  thread_local std::vector<float> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf;
+}
+
 uint8_t* thread_scratch(size_t bytes) {
   if (bytes == 0) return nullptr;
   thread_local std::vector<uint8_t> t_scratch;
@@ -227,9 +234,13 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
 
   // 2. Strips of strip_rows rows, each times all tokens, numbered across the
   // matrices one after the other. Threads take contiguous chunks of strips
-  // (a contiguous stretch of a matrix, which the hardware prefetchers
-  // stream); a few chunks per thread balance the load when a thread is
-  // slowed down.
+  // (a contiguous stretch of a matrix); a few chunks per thread balance the
+  // load when a thread is slowed down. Without tiles, a chunk's strips are
+  // interleaved: lane r of its i-th strip takes the chunk's row r * n + i
+  // (n strips), so each lane walks consecutive rows and the chunk is read as
+  // strip_rows long sequential streams. Side by side, the rows of a strip
+  // are a few hundred bytes each, too short for the hardware prefetchers to
+  // ramp up on: decode read half as fast (kernels_bench, cold matrices).
   StripFn strip = tiled ? k->tile_strip : k->strip;
   int64_t rows_per_strip = tiled ? kTileGroup : k->strip_rows;
   if (!tiled && w.row_bytes > (size_t{1} << 31) / static_cast<size_t>(rows_per_strip)) {
@@ -243,6 +254,7 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
     first_strip[j + 1] = first_strip[j] + (jobs[j].w->n_out + rows_per_strip - 1) / rows_per_strip;
   const int64_t n_strips = first_strip[jobs.size()];
   const size_t scratch_bytes = k->scratch_bytes != nullptr && !tiled ? k->scratch_bytes(w.n_in) : 0;
+  const bool interleave = !tiled && rows_per_strip > 1;
   auto strips = [&](int64_t s0, int64_t s1, int) {
     uint8_t* scratch = thread_scratch(scratch_bytes);
     StripArgs a;
@@ -254,15 +266,49 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
     a.tiles = tiles;
     a.tile_group_bytes = group_bytes;
     size_t j = 0;
-    for (int64_t s = s0; s < s1; ++s) {
+    for (int64_t s = s0; s < s1;) {
       while (s >= first_strip[j + 1]) ++j;
       const MatrixView& m = *jobs[j].w;
-      const int64_t r0 = (s - first_strip[j]) * rows_per_strip;
-      a.w = m.data + static_cast<size_t>(r0) * m.row_bytes;
-      a.n_rows = std::min(rows_per_strip, m.n_out - r0);
-      a.ldy = static_cast<size_t>(m.n_out);
-      a.y = jobs[j].y + r0;
-      strip(a);
+      const int64_t e = std::min(s1, first_strip[j + 1]);  // this matrix's strips in the chunk
+      const int64_t row0 = (s - first_strip[j]) * rows_per_strip;
+      const int64_t n = std::min((e - first_strip[j]) * rows_per_strip, m.n_out) - row0;
+      const int64_t n_seg = e - s;
+      if (interleave && n_seg > 1 &&
+          static_cast<size_t>(n_seg) * m.row_bytes <= (size_t{1} << 31) / static_cast<size_t>(rows_per_strip)) {
+        // Lane r of strip i takes row row0 + r * n_seg + i: each lane walks
+        // n_seg consecutive rows, so the chunk is read as rows_per_strip
+        // long sequential streams (what the hardware prefetchers follow)
+        // instead of strips of short rows side by side. Same bits per row.
+        std::vector<float>& tmp = thread_strip_out(static_cast<size_t>(rows_per_strip * n_tokens));
+        a.w_stride = static_cast<size_t>(n_seg) * m.row_bytes;
+        a.y = tmp.data();
+        a.ldy = static_cast<size_t>(rows_per_strip);
+        a.prefetch = nullptr;
+        a.prefetch_bytes = 0;
+        for (int64_t i = 0; i < n_seg; ++i) {
+          a.w = m.data + static_cast<size_t>(row0 + i) * m.row_bytes;
+          a.n_rows = std::min(rows_per_strip, (n - i + n_seg - 1) / n_seg);
+          strip(a);
+          for (int64_t t = 0; t < n_tokens; ++t)
+            for (int64_t r = 0; r < a.n_rows; ++r)
+              jobs[j].y[static_cast<size_t>(t * m.n_out + row0 + r * n_seg + i)] =
+                  tmp[static_cast<size_t>(t * rows_per_strip + r)];
+        }
+      } else {
+        a.w_stride = m.row_bytes;
+        a.ldy = static_cast<size_t>(m.n_out);
+        for (int64_t i = s; i < e; ++i) {
+          const int64_t r0 = (i - first_strip[j]) * rows_per_strip;
+          a.w = m.data + static_cast<size_t>(r0) * m.row_bytes;
+          a.n_rows = std::min(rows_per_strip, m.n_out - r0);
+          a.y = jobs[j].y + r0;
+          // The next strip's rows (past the matrix's end: harmless hints).
+          a.prefetch = a.w + static_cast<size_t>(a.n_rows) * m.row_bytes;
+          a.prefetch_bytes = static_cast<size_t>(rows_per_strip) * m.row_bytes;
+          strip(a);
+        }
+      }
+      s = e;
     }
   };
   if (pool != nullptr && pool->size() > 1 && n_strips > 1) {

@@ -254,11 +254,12 @@ struct StripRunner {
     };
     if (n_tok <= kFusedMax) {
       tokens(0, static_cast<int>(n_tok));
-      // The next strip's rows (the caller walks strips in order); past the
-      // matrix's end the prefetches are harmless hints.
+      // What the caller reads next, spread over the units.
       Prefetch pf;
-      pf.next = a.w + static_cast<size_t>(n_rows) * a.w_stride;
-      pf.lines = static_cast<int>((static_cast<size_t>(kRows) * a.w_stride + 64 * nb - 1) / (64 * nb));
+      if (a.prefetch != nullptr) {
+        pf.next = a.prefetch;
+        pf.lines = static_cast<int>((a.prefetch_bytes + 64 * static_cast<size_t>(nb) - 1) / (64 * static_cast<size_t>(nb)));
+      }
       pass_n<false>(static_cast<int>(n_tok), rows, nullptr, nb, tok, a.y, a.ldy, n_rows, pf);
       return;
     }
