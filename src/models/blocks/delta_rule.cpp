@@ -158,23 +158,25 @@ struct TailHead {
 };
 
 // Per-thread scratch of one call's rows (n <= C of them).
+// W and Q share one buffer (W's n rows, then Q's), and so do W S and Q S:
+// one product reads S once for both (decode reads every S once per token).
 struct RowScratch {
-  float *q, *k, *v;     // n x d_k, n x d_k, n x d_v: the new rows, gathered
-  float *kk, *p, *e;    // n x C: k.k, q.k, e^{G_t - G_s}
-  float *w, *u;         // n x d_k, n x d_v
-  float *ws, *qs, *pd;  // n x d_v: W S, Q S, P D
-  float* kd_t;          // d_k x C: (e^{G_last - G_s} K)^T
-  float* upd;           // d_k x d_v: the state's update
+  float *wq, *k, *v;  // 2n x d_k (W rows, then q rows), n x d_k, n x d_v
+  float *kk, *p, *e;  // n x C: k.k, q.k, e^{G_t - G_s}
+  float* u;           // n x d_v
+  float *wsqs, *pd;   // 2n x d_v (W S, then Q S), n x d_v (P D)
+  float* kd_t;        // d_k x C: (e^{G_last - G_s} K)^T
+  float* upd;         // d_k x d_v: the state's update
   static size_t floats(int64_t c, int64_t dk, int64_t dv) {
     return static_cast<size_t>(3 * c * dk + 5 * c * dv + 3 * c * c + dk * c + dk * dv);
   }
   RowScratch(float* base, int64_t c, int64_t dk, int64_t dv) {
     float* p0 = base;
     auto take = [&](int64_t n) { float* r = p0; p0 += n; return r; };
-    q = take(c * dk); k = take(c * dk); v = take(c * dv);
+    wq = take(2 * c * dk); k = take(c * dk); v = take(c * dv);
     kk = take(c * c); p = take(c * c); e = take(c * c);
-    w = take(c * dk); u = take(c * dv);
-    ws = take(c * dv); qs = take(c * dv); pd = take(c * dv);
+    u = take(c * dv);
+    wsqs = take(2 * c * dv); pd = take(c * dv);
     kd_t = take(dk * c);
     upd = take(dk * dv);
   }
@@ -187,10 +189,14 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
                 bool state_zero, const TailHead& th, const RowScratch& c) {
   const int64_t dk = b.d_k, dv = b.d_v, hk = h % b.n_k_heads, nv = b.n_v_heads, end = m + n;
   const bool outputs = b.out != nullptr;
+  float* const w = c.wq;            // n x d_k
+  float* const q = c.wq + n * dk;   // n x d_k
+  float* const ws = c.wsqs;         // n x d_v
+  float* const qs = c.wsqs + n * dv;  // n x d_v
   double acc = m > 0 ? th.G[m - 1] : 0.0;
   for (int64_t j = 0; j < n; ++j) {
     const int64_t tt = t_first + j, i = m + j;
-    if (outputs) std::copy_n(b.q + tt * b.q_stride + hk * dk, dk, c.q + j * dk);
+    if (outputs) std::copy_n(b.q + tt * b.q_stride + hk * dk, dk, q + j * dk);
     const float* k = b.k + tt * b.k_stride + hk * dk;
     std::copy_n(k, dk, c.k + j * dk);
     for (int64_t x = 0; x < dk; ++x) th.kt[x * C + i] = k[x];
@@ -206,7 +212,7 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
 
   // kk[t][s] = k_t . k_s,  p[t][s] = q_t . k_s.
   product(n, end, dk, c.k, dk, th.kt, C, c.kk, C);
-  if (outputs) product(n, end, dk, c.q, dk, th.kt, C, c.p, C);
+  if (outputs) product(n, end, dk, q, dk, th.kt, C, c.p, C);
 
   // T = (I + A)^-1 by forward substitution over rows:
   // (I + A) T = I  =>  T_t = e_t - sum_{r<t} A[t][r] T_r, and T_r is zero past column r.
@@ -230,23 +236,19 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
     for (int64_t x = 0; x < dv; ++x) th.xu[i * dv + x] = th.beta[i] * c.v[j * dv + x];
   }
   const float* t_rows = th.tri + m * C;
-  product(n, dk, end, t_rows, C, th.xw, dk, c.w, dk);
-  flush_tiny(c.w, n * dk, kTinyW);
+  product(n, dk, end, t_rows, C, th.xw, dk, w, dk);
+  flush_tiny(w, n * dk, kTinyW);
   product(n, dv, end, t_rows, C, th.xu, dv, c.u, dv);
 
   // Deltas D = U - W S_0 and the inter-chunk part of the outputs, Q S_0
   // (nothing to multiply at the start of a sequence).
   if (!state_zero) {
-    product(n, dv, dk, c.w, dk, s, dv, c.ws, dv);
-    for (int64_t x = 0; x < n * dv; ++x) c.u[x] -= c.ws[x];
+    product(outputs ? 2 * n : n, dv, dk, c.wq, dk, s, dv, c.wsqs, dv);
+    for (int64_t x = 0; x < n * dv; ++x) c.u[x] -= ws[x];
   }
   std::copy_n(c.u, n * dv, th.d + m * dv);
   if (!outputs) return;
-  if (state_zero) {
-    std::fill_n(c.qs, n * dv, 0.0f);
-  } else {
-    product(n, dv, dk, c.q, dk, s, dv, c.qs, dv);
-  }
+  if (state_zero) std::fill_n(qs, n * dv, 0.0f);
 
   // Intra-chunk attention P = (Q K^T o decay ratios), causal incl. the diagonal.
   for (int64_t j = 0; j < n; ++j) {
@@ -259,7 +261,7 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
   for (int64_t j = 0; j < n; ++j) {
     const float gt = decay_factor(th.G[m + j]);
     float* o = b.out + (t_first + j) * b.out_stride + h * dv;
-    for (int64_t x = 0; x < dv; ++x) o[x] = (gt * c.qs[j * dv + x] + c.pd[j * dv + x]) * q_scale;
+    for (int64_t x = 0; x < dv; ++x) o[x] = (gt * qs[j * dv + x] + c.pd[j * dv + x]) * q_scale;
   }
 }
 
