@@ -244,27 +244,32 @@ TEST(DeltaRuleChunked, TailMakesAnySplitGiveTheBitsOfOneBatch) {
       for (const Regime& r : kRegimes) {
         SCOPED_TRACE(std::string(r.name) + " C=" + std::to_string(C) + " dk=" + std::to_string(sh.dk));
         Inputs in(sh, 3 * C + 5, r.beta, r.g, static_cast<uint32_t>(77 * C + sh.dk), r.key_correlation);
-        const std::vector<float> s0 = random_state(sh, 11, 0.3f);
-        const TailRun one = run_with_tail(in, C, s0, {}, nullptr);
-        const Outcome ref = compare(in, C, s0);  // the recurrence, and the tail-less form
-        std::vector<float> ref_out(one.out.size()), ref_s = s0;
-        ASSERT_TRUE(delta_rule_recurrent(in.batch(0, in.n, ref_out.data()), ref_s.data(), nullptr).ok());
-        const Outcome o{rel_error(one.out, ref_out), rel_error(one.state, ref_s)};
-        worst.add(o);
-        EXPECT_LE(o.out_err, kTol);
-        EXPECT_LE(o.state_err, kTol);
-        EXPECT_LE(ref.out_err, kTol);
-        // Token by token, pieces of 7, pieces ending on and just past chunk
-        // boundaries, uneven pieces; with the pool (one batch ran without).
-        std::vector<std::vector<int64_t>> splits;
-        for (int64_t piece : {int64_t{1}, int64_t{7}, C - 1, C, C + 1})
-          splits.emplace_back(static_cast<size_t>((in.n + piece - 1) / piece), piece);
-        splits.push_back({13, 2, 40, 1, 64, 3});
-        for (const auto& cuts : splits) {
-          SCOPED_TRACE("first piece " + std::to_string(cuts[0]));
-          const TailRun split = run_with_tail(in, C, s0, cuts, &pool);
-          EXPECT_EQ(split.out, one.out);
-          EXPECT_EQ(split.state, one.state);
+        // From a zero state too: its first chunk skips the products with S
+        // when it starts at a boundary, not when it continues mid-chunk.
+        for (float s_scale : {0.0f, 0.3f}) {
+          SCOPED_TRACE("initial state scale " + std::to_string(s_scale));
+          const std::vector<float> s0 = random_state(sh, 11, s_scale);
+          const TailRun one = run_with_tail(in, C, s0, {}, nullptr);
+          const Outcome ref = compare(in, C, s0);  // the recurrence, and the tail-less form
+          std::vector<float> ref_out(one.out.size()), ref_s = s0;
+          ASSERT_TRUE(delta_rule_recurrent(in.batch(0, in.n, ref_out.data()), ref_s.data(), nullptr).ok());
+          const Outcome o{rel_error(one.out, ref_out), rel_error(one.state, ref_s)};
+          worst.add(o);
+          EXPECT_LE(o.out_err, kTol);
+          EXPECT_LE(o.state_err, kTol);
+          EXPECT_LE(ref.out_err, kTol);
+          // Token by token, pieces of 7, pieces ending on and just past chunk
+          // boundaries, uneven pieces; with the pool (one batch ran without).
+          std::vector<std::vector<int64_t>> splits;
+          for (int64_t piece : {int64_t{1}, int64_t{7}, C - 1, C, C + 1})
+            splits.emplace_back(static_cast<size_t>((in.n + piece - 1) / piece), piece);
+          splits.push_back({13, 2, 40, 1, 64, 3});
+          for (const auto& cuts : splits) {
+            SCOPED_TRACE("first piece " + std::to_string(cuts[0]));
+            const TailRun split = run_with_tail(in, C, s0, cuts, &pool);
+            EXPECT_EQ(split.out, one.out);
+            EXPECT_EQ(split.state, one.state);
+          }
         }
       }
     }

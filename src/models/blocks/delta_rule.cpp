@@ -287,7 +287,11 @@ int64_t chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t C, int64_t m, f
   const int64_t dk = b.d_k, dv = b.d_v;
   const RowScratch c(thread_scratch(RowScratch::floats(C, dk, dv)), C, dk, dv);
   const TailHead th(tail_base, C, dk, dv);
-  bool state_zero = max_abs(s, dk * dv) == 0.0f;
+  // A zero state skips the products with it. Only checked at a chunk
+  // boundary (decode would read every S once more per token): mid-chunk
+  // the products run, and with a zero S they give +0, which changes no bit
+  // of D or of the outputs.
+  bool state_zero = m == 0 && max_abs(s, dk * dv) == 0.0f;
   for (int64_t t = 0; t < b.n_tokens;) {
     const int64_t n = std::min(C - m, b.n_tokens - t);
     chunk_rows(b, h, t, m, n, C, s, state_zero, th, c);
