@@ -164,6 +164,9 @@ namespace {
 // most 4: the DeltaNet input projections).
 constexpr size_t kMaxJobs = 8;
 
+// Batches up to this many tokens read interleaved strips (below).
+constexpr int64_t kInterleaveMaxTokens = 4;
+
 // Matrices of one weight type and row length, at most kMaxJobs (checked by
 // the caller): one activation conversion, one parallel region over the
 // strips of them all.
@@ -235,7 +238,7 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
   // 2. Strips of strip_rows rows, each times all tokens, numbered across the
   // matrices one after the other. Threads take contiguous chunks of strips
   // (a contiguous stretch of a matrix); a few chunks per thread balance the
-  // load when a thread is slowed down. Without tiles, a chunk's strips are
+  // load when a thread is slowed down. For a few tokens, a chunk's strips are
   // interleaved: lane r of its i-th strip takes the chunk's row r * n + i
   // (n strips), so each lane walks consecutive rows and the chunk is read as
   // strip_rows long sequential streams. Side by side, the rows of a strip
@@ -254,7 +257,10 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
     first_strip[j + 1] = first_strip[j] + (jobs[j].w->n_out + rows_per_strip - 1) / rows_per_strip;
   const int64_t n_strips = first_strip[jobs.size()];
   const size_t scratch_bytes = k->scratch_bytes != nullptr && !tiled ? k->scratch_bytes(w.n_in) : 0;
-  const bool interleave = !tiled && rows_per_strip > 1;
+  // Interleave where the weights stream through once per few tokens (memory
+  // bound). With many tokens the strips are compute bound, and scattered
+  // outputs would make every cache line of y take 16 partial writes.
+  const bool interleave = !tiled && rows_per_strip > 1 && n_tokens <= kInterleaveMaxTokens;
   auto strips = [&](int64_t s0, int64_t s1, int) {
     uint8_t* scratch = thread_scratch(scratch_bytes);
     StripArgs a;
