@@ -2,8 +2,9 @@
 // heads of 128), one thread, one layer: a 512-token prefill through the
 // token-by-token recurrence vs the chunkwise WY/UT form (BM_DeltaRule), and
 // 512 tokens decoded one at a time through the recurrence vs one row of
-// the chunk form each (BM_DeltaRuleDecode, what the model runs). Decay regimes matter:
-// fast-decaying heads push products towards the subnormal range.
+// the chunk form each (BM_DeltaRuleDecode, what the model runs). Decay
+// regimes matter: fast-decaying heads push products towards the subnormal
+// range.
 //   bench_delta_rule [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 

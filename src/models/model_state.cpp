@@ -176,7 +176,7 @@ Status ModelState::rollback(const StateCheckpoint& cp, int64_t n_past, ThreadPoo
       return InvalidArgument("rollback: recurrent layer " + std::to_string(i) + " logged " +
                              std::to_string(logs_[i].tokens) + " tokens, expected " + std::to_string(logged));
   KZ_RETURN_IF_ERROR(restore_impl(cp));
-  const int64_t kv_row = (ssm_nk_ + ssm_nv_) * ssm_d_, inner = ssm_nv_ * ssm_d_;
+  const int64_t kv_row = (ssm_nk_ + ssm_nv_) * ssm_d_;
   for (size_t i = 0; i < logs_.size() && keep > 0; ++i) {
     RecurrentLog& log = logs_[i];
     RecurrentLayer& r = recurrent_[i];
@@ -187,8 +187,7 @@ Status ModelState::rollback(const StateCheckpoint& cp, int64_t n_past, ThreadPoo
     b.d_k = b.d_v = ssm_d_;
     b.k = log.kv.data();  // no q, no out: the state only
     b.v = log.kv.data() + ssm_nk_ * ssm_d_;
-    b.q_stride = b.k_stride = b.v_stride = kv_row;
-    b.out_stride = inner;
+    b.k_stride = b.v_stride = kv_row;
     b.beta = log.beta.data();
     b.g = log.g.data();
     KZ_RETURN_IF_ERROR(delta_rule_chunked(b, kDeltaRuleDefaultChunk, r.s.data(), pool, &r.tail));

@@ -1,9 +1,8 @@
 // Rollback for speculative decoding (ModelState::rollback): after a
 // checkpoint and 16 more tokens, rolling back to any of the 17 positions and
 // going on gives the logits of a state that evaluated only the kept tokens
-// (one batch) - bit for bit when they had gone in as one batch, else within
-// the chunked-prefill tolerance - from the logged per-token inputs, with one
-// state copy (the checkpoint) in all. Runs on a generated Qwen3.5 model (no
+// (one batch) - bit for bit, however they had been split - from the logged
+// per-token inputs, with one state copy (the checkpoint) in all. Runs on a generated Qwen3.5 model (no
 // reference data needed) in F32 and Q8_0.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -138,6 +137,32 @@ TEST_P(StateRollback, RollsBackTwiceAndRefusesBadRequests) {
   EXPECT_FALSE(st.rollback(other, 25).ok());
   ASSERT_TRUE(st.restore_checkpoint(cp).ok());
   EXPECT_FALSE(st.recording());
+}
+
+TEST_P(StateRollback, AForwardPassRefusesAMismatchedTailBeforeTouchingTheState) {
+  // The tail's rows belong to one chunk size: a pass that cannot continue
+  // them must fail before the conv window or S of any layer changes.
+  testing::LoadedModel l = generated_qwen35(GetParam());
+  ASSERT_NE(l.model, nullptr);
+  const Model& m = *l.model;
+  const auto prefix = tokens(5, 7);
+  auto s = state_after(m, {prefix});
+  ASSERT_NE(s, nullptr);
+  ASSERT_FALSE(s->recurrent().empty());
+  RecurrentLayer& first = s->recurrent()[0];
+  ASSERT_GT(first.tail.rows, 0);
+  first.tail.chunk += 1;  // as if its rows came from another chunk size
+  const std::vector<float> conv = first.conv, state = first.s;
+  std::vector<float> logits(static_cast<size_t>(m.config().n_vocab));
+  ForwardRequest r;
+  const auto next = tokens(9, 1);
+  r.tokens = next;
+  r.rows = LogitsRows::kLast;
+  r.logits = logits.data();
+  EXPECT_EQ(m.forward(*s, r).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(first.conv, conv);
+  EXPECT_EQ(first.s, state);
+  EXPECT_EQ(s->n_past(), 7);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, StateRollback, ::testing::Values(gen::GenFileType::kF32, gen::GenFileType::kQ8_0));

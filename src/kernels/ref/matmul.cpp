@@ -57,15 +57,15 @@ uint8_t* align64(uint8_t* p) {
   return p + ((64 - reinterpret_cast<uintptr_t>(p) % 64) % 64);
 }
 
-// Per-thread scratch for the strip kernels (the unpacked weight panel of
-// prefill), kept between calls; 64-byte aligned.
 // Per-thread outputs of an interleaved strip, before they are scattered.
-std::vector<float>& thread_strip_out(size_t n) {
+float* thread_strip_out(size_t n) {
   thread_local std::vector<float> buf;
   if (buf.size() < n) buf.resize(n);
-  return buf;
+  return buf.data();
 }
 
+// Per-thread scratch for the strip kernels (the unpacked weight panel of
+// prefill), kept between calls; 64-byte aligned.
 uint8_t* thread_scratch(size_t bytes) {
   if (bytes == 0) return nullptr;
   thread_local std::vector<uint8_t> t_scratch;
@@ -285,9 +285,9 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
         // n_seg consecutive rows, so the chunk is read as rows_per_strip
         // long sequential streams (what the hardware prefetchers follow)
         // instead of strips of short rows side by side. Same bits per row.
-        std::vector<float>& tmp = thread_strip_out(static_cast<size_t>(rows_per_strip * n_tokens));
+        float* const tmp = thread_strip_out(static_cast<size_t>(rows_per_strip * n_tokens));
         a.w_stride = static_cast<size_t>(n_seg) * m.row_bytes;
-        a.y = tmp.data();
+        a.y = tmp;
         a.ldy = static_cast<size_t>(rows_per_strip);
         a.prefetch = nullptr;
         a.prefetch_bytes = 0;

@@ -23,12 +23,14 @@ Status check_batch(const DeltaRuleBatch& b, const float* state, const char* what
   if (b.d_k <= 0 || b.d_v <= 0)
     return InvalidArgument(w + ": head dims must be positive, got " + std::to_string(b.d_k) + " and " +
                            std::to_string(b.d_v));
-  if (b.q_stride < b.n_k_heads * b.d_k || b.k_stride < b.n_k_heads * b.d_k || b.v_stride < b.n_v_heads * b.d_v ||
-      b.out_stride < b.n_v_heads * b.d_v)
+  // q and out are read and written only together; null both: state only.
+  const bool outputs = b.out != nullptr;
+  if (b.k_stride < b.n_k_heads * b.d_k || b.v_stride < b.n_v_heads * b.d_v ||
+      (outputs && (b.q_stride < b.n_k_heads * b.d_k || b.out_stride < b.n_v_heads * b.d_v)))
     return InvalidArgument(w + ": a row stride is shorter than its row");
   if (state == nullptr) return InvalidArgument(w + ": null state");
   if (b.n_tokens > 0 && (b.k == nullptr || b.v == nullptr || b.beta == nullptr || b.g == nullptr ||
-                         (b.out != nullptr && b.q == nullptr)))
+                         (outputs && b.q == nullptr)))
     return InvalidArgument(w + ": null input");
   return OkStatus();
 }
@@ -163,19 +165,17 @@ struct TailHead {
 struct RowScratch {
   float *wq, *k, *v;  // 2n x d_k (W rows, then q rows), n x d_k, n x d_v
   float *kk, *p, *e;  // n x C: k.k, q.k, e^{G_t - G_s}
-  float* u;           // n x d_v
   float *wsqs, *pd;   // 2n x d_v (W S, then Q S), n x d_v (P D)
   float* kd_t;        // d_k x C: (e^{G_last - G_s} K)^T
   float* upd;         // d_k x d_v: the state's update
   static size_t floats(int64_t c, int64_t dk, int64_t dv) {
-    return static_cast<size_t>(3 * c * dk + 5 * c * dv + 3 * c * c + dk * c + dk * dv);
+    return static_cast<size_t>(3 * c * dk + 4 * c * dv + 3 * c * c + dk * c + dk * dv);
   }
   RowScratch(float* base, int64_t c, int64_t dk, int64_t dv) {
     float* p0 = base;
     auto take = [&](int64_t n) { float* r = p0; p0 += n; return r; };
     wq = take(2 * c * dk); k = take(c * dk); v = take(c * dv);
     kk = take(c * c); p = take(c * c); e = take(c * c);
-    u = take(c * dv);
     wsqs = take(2 * c * dv); pd = take(c * dv);
     kd_t = take(dk * c);
     upd = take(dk * dv);
@@ -238,15 +238,15 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
   const float* t_rows = th.tri + m * C;
   product(n, dk, end, t_rows, C, th.xw, dk, w, dk);
   flush_tiny(w, n * dk, kTinyW);
-  product(n, dv, end, t_rows, C, th.xu, dv, c.u, dv);
+  float* const d = th.d + m * dv;  // U, then D in place
+  product(n, dv, end, t_rows, C, th.xu, dv, d, dv);
 
   // Deltas D = U - W S_0 and the inter-chunk part of the outputs, Q S_0
   // (nothing to multiply at the start of a sequence).
   if (!state_zero) {
     product(outputs ? 2 * n : n, dv, dk, c.wq, dk, s, dv, c.wsqs, dv);
-    for (int64_t x = 0; x < n * dv; ++x) c.u[x] -= ws[x];
+    for (int64_t x = 0; x < n * dv; ++x) d[x] -= ws[x];
   }
-  std::copy_n(c.u, n * dv, th.d + m * dv);
   if (!outputs) return;
   if (state_zero) std::fill_n(qs, n * dv, 0.0f);
 
@@ -281,9 +281,8 @@ bool fold_rows(float* s, int64_t rows, int64_t C, int64_t dk, int64_t dv, const 
   return peak == 0.0f;
 }
 
-// Head h over the batch, starting with m rows in its tail; returns the rows
-// left in the tail.
-int64_t chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t C, int64_t m, float* s, float* tail_base) {
+// Head h over the batch, starting with m rows in its tail.
+void chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t C, int64_t m, float* s, float* tail_base) {
   const int64_t dk = b.d_k, dv = b.d_v;
   const RowScratch c(thread_scratch(RowScratch::floats(C, dk, dv)), C, dk, dv);
   const TailHead th(tail_base, C, dk, dv);
@@ -302,7 +301,6 @@ int64_t chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t C, int64_t m, f
       m = 0;
     }
   }
-  return m;
 }
 
 }  // namespace
@@ -316,9 +314,40 @@ Status delta_rule_recurrent(const DeltaRuleBatch& b, float* state, ThreadPool* p
   });
 }
 
+namespace {
+
+// Floats of one head's rows: G (2 per double), beta, K^T, beta e^G K,
+// beta V, D, T.
+size_t head_rows_floats(int64_t rows, int64_t d_k, int64_t d_v) {
+  return static_cast<size_t>(3 * rows + 2 * d_k * rows + 2 * rows * d_v + rows * rows);
+}
+
+// Shape fields (everything but the data).
+void copy_tail_shape(const DeltaRuleTail& from, DeltaRuleTail& to, bool packed) {
+  to.chunk = from.chunk;
+  to.rows = from.rows;
+  to.n_v_heads = from.n_v_heads;
+  to.d_k = from.d_k;
+  to.d_v = from.d_v;
+  to.packed = packed;
+}
+
+}  // namespace
+
 size_t DeltaRuleTail::head_floats(int64_t chunk, int64_t d_k, int64_t d_v) {
-  const int64_t n = 3 * chunk + 2 * d_k * chunk + 2 * chunk * d_v + chunk * chunk;
-  return static_cast<size_t>((n + 15) / 16 * 16);  // 64-byte blocks: G's doubles stay aligned
+  return (head_rows_floats(chunk, d_k, d_v) + 15) / 16 * 16;  // 64-byte blocks: G's doubles stay aligned
+}
+
+Status check_delta_rule_tail(const DeltaRuleTail& tail, int64_t chunk_size, int64_t n_v_heads, int64_t d_k,
+                             int64_t d_v) {
+  if (tail.packed) return InvalidArgument("delta rule: the tail is packed (a checkpoint's copy); unpack it first");
+  if (tail.rows > 0 && (tail.chunk != chunk_size || tail.n_v_heads != n_v_heads || tail.d_k != d_k || tail.d_v != d_v))
+    return InvalidArgument("delta rule: the tail holds " + std::to_string(tail.rows) + " rows of chunk size " +
+                           std::to_string(tail.chunk) + ", heads " + std::to_string(tail.n_v_heads) + " x " +
+                           std::to_string(tail.d_k) + " x " + std::to_string(tail.d_v) + "; this call has chunk size " +
+                           std::to_string(chunk_size) + ", heads " + std::to_string(n_v_heads) + " x " +
+                           std::to_string(d_k) + " x " + std::to_string(d_v));
+  return OkStatus();
 }
 
 Status delta_rule_chunked(const DeltaRuleBatch& b, int64_t chunk_size, float* state, ThreadPool* pool,
@@ -327,15 +356,7 @@ Status delta_rule_chunked(const DeltaRuleBatch& b, int64_t chunk_size, float* st
   if (chunk_size <= 0 || chunk_size > kDeltaRuleMaxChunk)
     return InvalidArgument("delta_rule_chunked: chunk size must be in [1, " + std::to_string(kDeltaRuleMaxChunk) +
                            "], got " + std::to_string(chunk_size));
-  if (tail != nullptr && tail->packed)
-    return InvalidArgument("delta_rule_chunked: the tail is packed (a checkpoint's copy); unpack it first");
-  if (tail != nullptr && tail->rows > 0 &&
-      (tail->chunk != chunk_size || tail->n_v_heads != b.n_v_heads || tail->d_k != b.d_k || tail->d_v != b.d_v))
-    return InvalidArgument("delta_rule_chunked: the tail holds " + std::to_string(tail->rows) + " rows of chunk size " +
-                           std::to_string(tail->chunk) + ", heads " + std::to_string(tail->n_v_heads) + " x " +
-                           std::to_string(tail->d_k) + " x " + std::to_string(tail->d_v) + "; this call has chunk size " +
-                           std::to_string(chunk_size) + ", heads " + std::to_string(b.n_v_heads) + " x " +
-                           std::to_string(b.d_k) + " x " + std::to_string(b.d_v));
+  if (tail != nullptr) KZ_RETURN_IF_ERROR(check_delta_rule_tail(*tail, chunk_size, b.n_v_heads, b.d_k, b.d_v));
   if (b.n_tokens == 0) return OkStatus();
   // Without a tail the batch is the whole sequence: a chunk longer than it
   // is one partial chunk (same result, smaller buffers).
@@ -349,13 +370,11 @@ Status delta_rule_chunked(const DeltaRuleBatch& b, int64_t chunk_size, float* st
   const size_t per_head = DeltaRuleTail::head_floats(C, b.d_k, b.d_v);
   if (t.data.size() != per_head * static_cast<size_t>(b.n_v_heads)) t.data.resize(per_head * static_cast<size_t>(b.n_v_heads));
   const int64_t m0 = t.rows;
-  std::vector<int64_t> left(static_cast<size_t>(b.n_v_heads));
   KZ_RETURN_IF_ERROR(for_each_head(b.n_v_heads, pool, [&](int64_t h) {
-    left[static_cast<size_t>(h)] = chunked_head(b, h, C, m0, state + h * b.d_k * b.d_v,
-                                                t.data.data() + static_cast<size_t>(h) * per_head);
+    chunked_head(b, h, C, m0, state + h * b.d_k * b.d_v, t.data.data() + static_cast<size_t>(h) * per_head);
     return OkStatus();
   }));
-  t.rows = left[0];
+  t.rows = (m0 + b.n_tokens) % C;
   if (tail == nullptr) delta_rule_fold_tail(state, t, pool);
   return OkStatus();
 }
@@ -370,7 +389,7 @@ void for_each_tail_run(const DeltaRuleTail& t, Run&& run) {
   const size_t c = static_cast<size_t>(t.chunk), m = static_cast<size_t>(t.rows);
   const size_t dk = static_cast<size_t>(t.d_k), dv = static_cast<size_t>(t.d_v);
   const size_t live = DeltaRuleTail::head_floats(t.chunk, t.d_k, t.d_v);
-  const size_t packed = 3 * m + 2 * dk * m + 2 * m * dv + m * m;
+  const size_t packed = head_rows_floats(t.rows, t.d_k, t.d_v);
   for (size_t h = 0; h < static_cast<size_t>(t.n_v_heads); ++h) {
     size_t lo = h * live, po = h * packed;
     run(lo, po, 2 * m);  // G (doubles)
@@ -392,26 +411,15 @@ void for_each_tail_run(const DeltaRuleTail& t, Run&& run) {
 }  // namespace
 
 void delta_rule_pack_tail(const DeltaRuleTail& from, DeltaRuleTail& to) {
-  to.chunk = from.chunk;
-  to.rows = from.rows;
-  to.n_v_heads = from.n_v_heads;
-  to.d_k = from.d_k;
-  to.d_v = from.d_v;
-  to.packed = true;
-  const int64_t m = from.rows;
-  to.data.resize(static_cast<size_t>(from.n_v_heads * (3 * m + 2 * from.d_k * m + 2 * m * from.d_v + m * m)));
+  copy_tail_shape(from, to, true);
+  to.data.resize(head_rows_floats(from.rows, from.d_k, from.d_v) * static_cast<size_t>(from.n_v_heads));
   for_each_tail_run(from, [&](size_t lo, size_t po, size_t n) {
     std::memcpy(to.data.data() + po, from.data.data() + lo, n * sizeof(float));
   });
 }
 
 void delta_rule_unpack_tail(const DeltaRuleTail& from, DeltaRuleTail& to) {
-  to.chunk = from.chunk;
-  to.rows = from.rows;
-  to.n_v_heads = from.n_v_heads;
-  to.d_k = from.d_k;
-  to.d_v = from.d_v;
-  to.packed = false;
+  copy_tail_shape(from, to, false);
   if (from.rows == 0) return;
   const size_t live = DeltaRuleTail::head_floats(from.chunk, from.d_k, from.d_v) * static_cast<size_t>(from.n_v_heads);
   if (to.data.size() != live) to.data.resize(live);

@@ -87,6 +87,11 @@ struct DeltaRuleTail {
 // updated in place. InvalidArgument on inconsistent shapes or null pointers.
 Status delta_rule_recurrent(const DeltaRuleBatch& b, float* state, ThreadPool* pool);
 
+// OK when a call with this chunk size and these head shapes may continue
+// `tail`; InvalidArgument naming both otherwise (or for a packed tail).
+Status check_delta_rule_tail(const DeltaRuleTail& tail, int64_t chunk_size, int64_t n_v_heads, int64_t d_k,
+                             int64_t d_v);
+
 // Without a tail: chunks from the batch start, a last partial chunk folded
 // into `state` (the state after the batch). With one: `state` is S at the
 // last chunk boundary and `tail` the rows since, both carried from call to

@@ -41,6 +41,7 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
                            "], got " + std::to_string(chunk_size));
   if (state.conv.size() != static_cast<size_t>(hist * channels) || state.s.size() != static_cast<size_t>(nv * d * d))
     return InvalidArgument("gated_delta_net: recurrent state does not match the layer's shapes");
+  KZ_RETURN_IF_ERROR(check_delta_rule_tail(state.tail, chunk_size, nv, d, d));
 
   // ext = the conv window (hist rows, oldest first) followed by this batch's
   // q|k|v rows: the causal conv of token t reads rows t .. t + hist.
