@@ -68,6 +68,8 @@ void fill_scalar(KernelTable& t) {
   t.silu = ref::silu_approx;
   t.swiglu = ref::swiglu_approx;
   t.read_stream = ref::read_stream;
+  t.fp16_to_fp32_row = ref::fp16_to_fp32_row;
+  t.fp32_to_fp16_row = ref::fp32_to_fp16_row;
 }
 
 // ARM: arm/arm_kernels.h returns the best dot / quantizer for a level, or
@@ -86,6 +88,8 @@ void fill_arm(KernelTable& t, CpuLevel level) {
   if (auto q = arm::arm_quantize_act_fn(TensorType::Q8_0, level)) t.quantize_q8_0 = q;
   if (auto q = arm::arm_quantize_act_fn(TensorType::Q8_1, level)) t.quantize_q8_1 = q;
   if (auto q = arm::arm_quantize_act_fn(TensorType::Q8_K, level)) t.quantize_q8_K = q;
+  if (auto f = arm::arm_fp16_to_fp32_fn(level)) t.fp16_to_fp32_row = f;
+  if (auto f = arm::arm_fp32_to_fp16_fn(level)) t.fp32_to_fp16_row = f;
 }
 
 enum class Variant { kScalar, kAvx2, kAvx2Vnni, kAvx512, kAvx512Amx, kNeon, kDotprod, kI8mm, kCount };
@@ -101,11 +105,13 @@ KernelTable build(Variant v) {
       t.name = "avx2";
       t.level = CpuLevel::kAvx2;
       x86::fill_avx2_kernels(t);
+      x86::fill_avx2_float_ops(t);
       break;
     case Variant::kAvx2Vnni:
       t.name = "avx2+vnni";
       t.level = CpuLevel::kAvx2;
       x86::fill_avxvnni_kernels(t);
+      x86::fill_avx2_float_ops(t);
       break;
 #endif
     case Variant::kAvx512:

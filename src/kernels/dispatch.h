@@ -86,6 +86,8 @@ using SoftmaxOnlineRowFn = float (*)(const float* s, int64_t valid, int64_t n, f
 using ReadStreamFn = uint64_t (*)(const uint8_t* p, size_t bytes);
 using SiluFn = void (*)(const float* x, int64_t n, float* out);
 using SwigluFn = void (*)(const float* gate, const float* up, int64_t n, float* out);
+using HalfToFloatFn = void (*)(const uint16_t* x, int64_t n, float* out);
+using FloatToHalfFn = void (*)(const float* x, int64_t n, uint16_t* out);
 // Interleaves n <= 16 activation rows (q_stride apart) into one token group.
 using TileActsFn = void (*)(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
 using GemmF32AccFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b,
@@ -127,6 +129,8 @@ struct KernelTable {
   SiluFn silu = nullptr;      // bit-identical to ref::silu_approx
   SwigluFn swiglu = nullptr;  // bit-identical to ref::swiglu_approx
   ReadStreamFn read_stream = nullptr;  // = ref::read_stream, with the widest loads
+  HalfToFloatFn fp16_to_fp32_row = nullptr;  // bit-identical to ref::fp16_to_fp32_row
+  FloatToHalfFn fp32_to_fp16_row = nullptr;  // bit-identical to ref::fp32_to_fp16_row
 
   // The kernels for a weight type, nullptr when matmul does not support it.
   const WeightKernels* find(TensorType weight_type) const;

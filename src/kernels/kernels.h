@@ -171,6 +171,11 @@ void softmax_ext(const float* x, const float* mask, int64_t n, float scale, floa
 // has: the memory-bandwidth probe of `kazeia bench --bandwidth`.
 uint64_t read_stream(const uint8_t* p, size_t bytes);
 
+// IEEE half <-> float over a row (the f16 KV cache): exact one way, round to
+// nearest even the other, the same bits on every ISA.
+void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out);
+void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
+
 // silu and swiglu use the kernels' exp (exp_approx, ~2e-7 relative) and
 // dispatch to SIMD variants with the same bits; out may alias the inputs.
 void silu(const float* x, int64_t n, float* out);                    // x / (1 + exp(-x))

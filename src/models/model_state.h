@@ -32,8 +32,11 @@ inline constexpr int64_t kKvTile = 64;
 
 // K and V of one attention layer (f32, or f16 stored as uint16), kv_row
 // values per position (ModelState::kv_row()):
-//  - V is position-major: row p holds the n_head_kv * head_dim_v values of
-//    position p, at p * kv_row.
+//  - V is head-major per tile of kKvTile positions: the tile's rows of KV
+//    head g are one run of kKvTile * head_dim_v values, so a head's tile is
+//    read as one sequential stream (position-major rows would put each
+//    head's 0.5 KiB a whole row, often a page, apart):
+//      (p / kKvTile) * kKvTile * kv_row + (g * kKvTile + p % kKvTile) * head_dim_v + i.
 //  - K is stored transposed per tile of kKvTile positions, the layout the
 //    attention's score products read (Q K^T across positions, no transpose
 //    per step): value d of KV head g at position p is at
@@ -43,6 +46,9 @@ inline constexpr int64_t kKvTile = 64;
 // written: memory grows with the context actually used.
 inline size_t kv_k_index(int64_t pos, int64_t kv_row, int64_t channel) {
   return static_cast<size_t>((pos / kKvTile) * kKvTile * kv_row + channel * kKvTile + pos % kKvTile);
+}
+inline size_t kv_v_index(int64_t pos, int64_t kv_row, int64_t head, int64_t head_dim_v) {
+  return static_cast<size_t>((pos / kKvTile) * kKvTile * kv_row + (head * kKvTile + pos % kKvTile) * head_dim_v);
 }
 struct KvLayer {
   std::unique_ptr<float[]> k, v;          // kF32

@@ -5,6 +5,7 @@
 // the references (odd lengths, masked tails, -inf start, misaligned starts).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -12,6 +13,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/ref/vec_dot.h"
+#include "tensor/quant.h"
 
 namespace kazeia::kernels {
 namespace {
@@ -152,6 +154,60 @@ TEST(ReadStream, SumsTheWordsInEveryTable) {
         EXPECT_EQ(table->read_stream(buf.data() + offset, n), ref::read_stream(buf.data() + offset, n))
             << table->name << " n=" << n << " offset=" << offset;
       }
+    }
+  }
+}
+
+// Every half, and floats over the whole bit space (ties, the overflow edge
+// at 65520, subnormal halves, NaN payloads, infinities), through every
+// table's row conversions, bit for bit against the reference; lengths that
+// leave every tail size, from misaligned starts.
+TEST(HalfRows, EveryTableEqualsTheReferenceBitForBit) {
+  std::vector<uint16_t> halves(65536 + 3);
+  for (uint32_t i = 0; i < 65536; ++i) halves[i + 3] = static_cast<uint16_t>(i);
+  std::vector<float> floats;
+  for (uint64_t bits = 0; bits <= 0xFFFFFFFFull; bits += 4093) floats.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+  for (uint32_t h = 0; h < 65536; ++h) {
+    // Each half's neighbourhood in float: the value, the ties either side.
+    const uint32_t f = std::bit_cast<uint32_t>(fp16_to_fp32(static_cast<uint16_t>(h)));
+    for (uint32_t d : {0u, 1u, 0xFFFu, 0x1000u, 0x1001u}) {
+      floats.push_back(std::bit_cast<float>(f + d));
+      floats.push_back(std::bit_cast<float>(f - d));
+    }
+  }
+  for (float v : {65504.0f, 65519.99f, 65520.0f, 0x1p-24f, 0x1p-25f, 0x1.8p-25f, 0x1p-26f, INFINITY, -INFINITY})
+    floats.push_back(v);
+  const int64_t nh = 65536, nf = static_cast<int64_t>(floats.size());
+  std::vector<float> want_f(static_cast<size_t>(nh)), got_f(static_cast<size_t>(nh) + 1);
+  std::vector<uint16_t> want_h(static_cast<size_t>(nf)), got_h(static_cast<size_t>(nf) + 1);
+  ref::fp16_to_fp32_row(halves.data() + 3, nh, want_f.data());
+  ref::fp32_to_fp16_row(floats.data(), nf, want_h.data());
+  for (const KernelTable* table : available_kernel_tables()) {
+    ASSERT_NE(table->fp16_to_fp32_row, nullptr) << table->name;
+    ASSERT_NE(table->fp32_to_fp16_row, nullptr) << table->name;
+    table->fp16_to_fp32_row(halves.data() + 3, nh, got_f.data() + 1);
+    EXPECT_EQ(0, std::memcmp(want_f.data(), got_f.data() + 1, want_f.size() * sizeof(float))) << table->name;
+    table->fp32_to_fp16_row(floats.data(), nf, got_h.data() + 1);
+    for (int64_t i = 0; i < nf; ++i) {
+      if (want_h[static_cast<size_t>(i)] != got_h[static_cast<size_t>(i) + 1]) {
+        ADD_FAILURE() << table->name << " float bits " << std::hex << std::bit_cast<uint32_t>(floats[static_cast<size_t>(i)])
+                      << ": " << got_h[static_cast<size_t>(i) + 1] << " != " << want_h[static_cast<size_t>(i)];
+        break;
+      }
+    }
+    // Short rows leave every tail length; nothing past n is written.
+    for (int64_t n = 0; n <= 37; ++n) {
+      std::vector<float> f(static_cast<size_t>(n) + 1, -7.0f);
+      std::vector<uint16_t> h(static_cast<size_t>(n) + 1, 0xABCD);
+      table->fp16_to_fp32_row(halves.data() + 3 + 15360, n, f.data());
+      table->fp32_to_fp16_row(floats.data() + 1000, n, h.data());
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_EQ(std::bit_cast<uint32_t>(f[static_cast<size_t>(i)]), std::bit_cast<uint32_t>(want_f[static_cast<size_t>(15360 + i)]))
+            << table->name << " n=" << n;
+        EXPECT_EQ(h[static_cast<size_t>(i)], want_h[static_cast<size_t>(1000 + i)]) << table->name << " n=" << n;
+      }
+      EXPECT_EQ(f[static_cast<size_t>(n)], -7.0f) << table->name << " n=" << n;
+      EXPECT_EQ(h[static_cast<size_t>(n)], 0xABCD) << table->name << " n=" << n;
     }
   }
 }

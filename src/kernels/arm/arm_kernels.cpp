@@ -107,12 +107,21 @@ QuantizeActFn arm_quantize_act_fn(TensorType vec_dot_type, CpuLevel level) {
   }
 }
 
+HalfToFloatFn arm_fp16_to_fp32_fn(CpuLevel level) {
+  return at_least(level, CpuLevel::kNeon) ? neon::fp16_to_fp32_row : nullptr;
+}
+FloatToHalfFn arm_fp32_to_fp16_fn(CpuLevel level) {
+  return at_least(level, CpuLevel::kNeon) ? neon::fp32_to_fp16_row : nullptr;
+}
+
 #else  // not aarch64
 
 VecDotFn arm_vec_dot_fn(TensorType, CpuLevel) { return nullptr; }
 VecDot2x2Fn arm_vec_dot_2x2_fn(TensorType, CpuLevel) { return nullptr; }
 StripFn arm_strip_fn(TensorType, CpuLevel) { return nullptr; }
 QuantizeActFn arm_quantize_act_fn(TensorType, CpuLevel) { return nullptr; }
+HalfToFloatFn arm_fp16_to_fp32_fn(CpuLevel) { return nullptr; }
+FloatToHalfFn arm_fp32_to_fp16_fn(CpuLevel) { return nullptr; }
 
 #endif
 

@@ -74,5 +74,10 @@ VecDot2x2Fn arm_vec_dot_2x2_fn(TensorType weight_type, CpuLevel level);
 StripFn arm_strip_fn(TensorType weight_type, CpuLevel level);
 // vec_dot_type is the activation type (Q8_0, Q8_1, Q8_K).
 QuantizeActFn arm_quantize_act_fn(TensorType vec_dot_type, CpuLevel level);
+// Half <-> float rows (every ARM level), nullptr off aarch64.
+using HalfToFloatFn = void (*)(const uint16_t* x, int64_t n, float* out);
+using FloatToHalfFn = void (*)(const float* x, int64_t n, uint16_t* out);
+HalfToFloatFn arm_fp16_to_fp32_fn(CpuLevel level);
+FloatToHalfFn arm_fp32_to_fp16_fn(CpuLevel level);
 
 }  // namespace kazeia::kernels::arm

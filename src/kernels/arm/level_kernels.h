@@ -21,6 +21,8 @@ float vec_dot_q6_K(int64_t n, const uint8_t* w_row, const void* x_row);
 void quantize_row_q8_0_act(const float* x, int64_t n, uint8_t* out);
 void quantize_row_q8_1_act(const float* x, int64_t n, uint8_t* out);
 void quantize_row_q8_K_act(const float* x, int64_t n, uint8_t* out);
+void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out);
+void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
 }  // namespace neon
 
 namespace dotprod {

@@ -9,6 +9,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/ref/vec_dot.h"
+#include "tensor/quant.h"
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF  // bit-exact float results: no fused multiply-add
@@ -42,6 +43,14 @@ void scale(const float* x, float s, int64_t n, float* out) {
 }
 
 namespace ref {
+
+void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = fp16_to_fp32(x[i]);
+}
+
+void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = fp32_to_fp16(x[i]);
+}
 
 uint64_t read_stream(const uint8_t* p, size_t bytes) {
   // Four independent sums, so the loop is bound by loads, not adds.

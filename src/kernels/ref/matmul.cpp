@@ -377,6 +377,12 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
 }
 
 uint64_t read_stream(const uint8_t* p, size_t bytes) { return active_kernels().read_stream(p, bytes); }
+void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out) {
+  if (n > 0) active_kernels().fp16_to_fp32_row(x, n, out);
+}
+void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out) {
+  if (n > 0) active_kernels().fp32_to_fp16_row(x, n, out);
+}
 
 void silu(const float* x, int64_t n, float* out) {
   if (n > 0) active_kernels().silu(x, n, out);

@@ -75,6 +75,10 @@ float exp_approx(float x);
 // bytes % 8 ignored: a read of every byte that the compiler cannot drop,
 // the probe of `kazeia bench --bandwidth`.
 uint64_t read_stream(const uint8_t* p, size_t bytes);
+// IEEE half <-> float over a row, with tensor/quant.h's scalar conversions
+// (round to nearest even, F16C's rules for NaN, infinity and subnormals).
+void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out);
+void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
 
 // silu(x) = x / (1 + exp_approx(-x)); swiglu = silu(gate) * up. The
 // forward passes' activations (kernels::silu / swiglu dispatch to these or

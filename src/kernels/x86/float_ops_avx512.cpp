@@ -115,6 +115,22 @@ uint64_t read_stream_avx512(const uint8_t* p, size_t bytes) {
   return sum;
 }
 
+// Half <-> float with VCVTPH2PS / VCVTPS2PH (imm 0: round to nearest even),
+// the rules ref::fp16_to_fp32_row / fp32_to_fp16_row follow.
+void fp16_to_fp32_row_avx512(const uint16_t* x, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = first(n - i);
+    _mm512_mask_storeu_ps(out + i, k, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, x + i)));
+  }
+}
+
+void fp32_to_fp16_row_avx512(const float* x, int64_t n, uint16_t* out) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = first(n - i);
+    _mm256_mask_storeu_epi16(out + i, k, _mm512_cvtps_ph(_mm512_maskz_loadu_ps(k, x + i), _MM_FROUND_TO_NEAREST_INT));
+  }
+}
+
 }  // namespace
 
 void fill_avx512_float_ops(KernelTable& table) {
@@ -122,6 +138,8 @@ void fill_avx512_float_ops(KernelTable& table) {
   table.softmax_online_row = &softmax_online_row_avx512;
   table.silu = &silu_avx512;
   table.swiglu = &swiglu_avx512;
+  table.fp16_to_fp32_row = &fp16_to_fp32_row_avx512;
+  table.fp32_to_fp16_row = &fp32_to_fp16_row_avx512;
 }
 
 }  // namespace kazeia::kernels::x86

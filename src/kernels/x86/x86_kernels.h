@@ -36,6 +36,7 @@ void fill_avx2_kernels(KernelTable& table);     // kernels_avx2.cpp
 void fill_avxvnni_kernels(KernelTable& table);  // kernels_avxvnni.cpp (AVX2 + AVX-VNNI)
 void fill_avx512_kernels(KernelTable& table);   // kernels_avx512.cpp
 void fill_avx512_float_ops(KernelTable& table);  // float_ops_avx512.cpp
+void fill_avx2_float_ops(KernelTable& table);    // float_ops_avx2.cpp (F16C)
 // kernels_amx.cpp: AMX-INT8 tile strips, added to an AVX-512 table.
 void fill_amx_kernels(KernelTable& table);
 bool amx_usable();  // CPUID, XCR0 and Linux's permission for the tile state

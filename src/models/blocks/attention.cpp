@@ -40,6 +40,7 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   // Per-head norm and rotary on q and k; K/V rows go to the cache.
   ScratchFloats q(static_cast<size_t>(n_tokens * n_head * dk));
   ScratchFloats gate(w.gated ? static_cast<size_t>(n_tokens * n_head * dk) : 0);
+  std::vector<uint16_t> k16(kv_type == KvType::kF16 ? static_cast<size_t>(n_kv * dk) : 0);
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int64_t pos = n_past + t;
     for (int64_t h = 0; h < n_head; ++h) {
@@ -55,15 +56,17 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
     float* kt = k.data() + t * n_kv * dk;
     if (w.k_norm) rms_norm_heads(kt, w.k_norm, n_kv, dk, c.rms_eps, kt);
     KZ_RETURN_IF_ERROR(apply_rope(c, kt, n_kv, pos));
-    // V row-major; K into its tile's transposed layout (model_state.h).
-    const size_t row = static_cast<size_t>(pos * kv_row);
+    // K and V into their tile layouts (model_state.h).
     const float* k_src = k.data() + t * n_kv * dk;
+    const float* v_src = v.data() + t * n_kv * dv;
     if (kv_type == KvType::kF32) {
       for (int64_t i = 0; i < n_kv * dk; ++i) kv.k[kv_k_index(pos, kv_row, i)] = k_src[i];
-      std::copy(v.data() + t * n_kv * dv, v.data() + (t + 1) * n_kv * dv, kv.v.get() + row);
+      for (int64_t g = 0; g < n_kv; ++g)
+        std::copy(v_src + g * dv, v_src + (g + 1) * dv, kv.v.get() + kv_v_index(pos, kv_row, g, dv));
     } else {
-      for (int64_t i = 0; i < n_kv * dk; ++i) kv.k16[kv_k_index(pos, kv_row, i)] = fp32_to_fp16(k_src[i]);
-      for (int64_t i = 0; i < n_kv * dv; ++i) kv.v16[row + static_cast<size_t>(i)] = fp32_to_fp16(v[static_cast<size_t>(t * n_kv * dv + i)]);
+      fp32_to_fp16_row(k_src, n_kv * dk, k16.data());
+      for (int64_t i = 0; i < n_kv * dk; ++i) kv.k16[kv_k_index(pos, kv_row, i)] = k16[static_cast<size_t>(i)];
+      for (int64_t g = 0; g < n_kv; ++g) fp32_to_fp16_row(v_src + g * dv, dv, kv.v16.get() + kv_v_index(pos, kv_row, g, dv));
     }
   }
 
@@ -113,19 +116,18 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
         const size_t k_tile = kv_k_index(j0, kv_row, g * dk);
         const float* kt;
         const float* vr;
-        size_t v_ld;
         if (f16) {
-          for (int64_t d = 0; d < dk; ++d)
-            for (int64_t j = 0; j < n_k; ++j)
-              kf[static_cast<size_t>(d * kTile + j)] = fp16_to_fp32(kv.k16[k_tile + static_cast<size_t>(d * kTile + j)]);
-          for (int64_t j = 0; j < n_k; ++j) {
-            const size_t off = static_cast<size_t>((j0 + j) * kv_row);
-            for (int64_t i = 0; i < dv; ++i) vf[static_cast<size_t>(j * dv + i)] = fp16_to_fp32(kv.v16[off + static_cast<size_t>(g * dv + i)]);
+          // K^T rows are kTile apart: a full tile is one run.
+          if (n_k == kTile) {
+            fp16_to_fp32_row(kv.k16.get() + k_tile, dk * kTile, kf.data());
+          } else {
+            for (int64_t d = 0; d < dk; ++d)
+              fp16_to_fp32_row(kv.k16.get() + k_tile + static_cast<size_t>(d * kTile), n_k, kf.data() + d * kTile);
           }
-          kt = kf.data(), vr = vf.data(), v_ld = static_cast<size_t>(dv);
+          fp16_to_fp32_row(kv.v16.get() + kv_v_index(j0, kv_row, g, dv), n_k * dv, vf.data());
+          kt = kf.data(), vr = vf.data();
         } else {
-          kt = kv.k.get() + k_tile, vr = kv.v.get() + j0 * kv_row + g * dv;
-          v_ld = static_cast<size_t>(kv_row);
+          kt = kv.k.get() + k_tile, vr = kv.v.get() + kv_v_index(j0, kv_row, g, dv);
         }
         std::fill(s.begin(), s.begin() + rows * n_k, 0.0f);
         gemm_f32_acc(rows, n_k, dk, qm.data(), static_cast<size_t>(dk), kt, static_cast<size_t>(kTile), s.data(),
@@ -140,7 +142,7 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
           float* orow = o.data() + r * dv;
           for (int64_t i = 0; i < dv; ++i) orow[i] *= alpha;
         }
-        gemm_f32_acc(rows, dv, n_k, p.data(), static_cast<size_t>(n_k), vr, v_ld, o.data(), static_cast<size_t>(dv));
+        gemm_f32_acc(rows, dv, n_k, p.data(), static_cast<size_t>(n_k), vr, static_cast<size_t>(dv), o.data(), static_cast<size_t>(dv));
       }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t t = q0 - n_past + r / group, h = g * group + r % group;
