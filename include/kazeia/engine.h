@@ -101,6 +101,13 @@ class Engine {
 
   Result<std::unique_ptr<Session>> new_session();
 
+  // While on, the worker threads poll for the next operation between calls
+  // instead of going to sleep (waking one costs tens of microseconds, and a
+  // forward pass has a hundred parallel operations). Session::eval and
+  // generate keep them awake while they run; turn this on around a loop that
+  // calls eval token by token with work of its own in between, and off after.
+  void set_threads_awake(bool on);
+
  private:
   Engine();
   struct Impl;

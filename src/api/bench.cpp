@@ -74,6 +74,12 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions)
   const auto ids = bench_tokens(n_gen + 1, engine.n_vocab());
   std::vector<float> logits(static_cast<size_t>(engine.n_vocab()));
   KZ_ASSIGN_OR_RETURN(auto session, engine.new_session());
+  // As a generation does: the workers stay awake from one token to the next.
+  struct Awake {
+    Engine& e;
+    explicit Awake(Engine& engine) : e(engine) { e.set_threads_awake(true); }
+    ~Awake() { e.set_threads_awake(false); }
+  } awake(engine);
   for (int r = 0; r <= repetitions; ++r) {
     session->reset();
     KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(ids.data(), 1), logits.data()));

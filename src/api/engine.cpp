@@ -46,6 +46,7 @@ const std::string& Engine::path() const { return impl_->path; }
 int64_t Engine::n_vocab() const { return impl_->model->config().n_vocab; }
 int64_t Engine::n_ctx() const { return impl_->options.n_ctx; }
 int Engine::n_threads() const { return impl_->pool->size(); }
+void Engine::set_threads_awake(bool on) { impl_->pool->set_spinning(on); }
 uint64_t Engine::file_size() const { return impl_->file->file_size(); }
 uint64_t Engine::weight_bytes_per_token() const { return impl_->model->weight_bytes_per_token(); }
 
@@ -102,7 +103,10 @@ void Session::reset() {
 
 uint64_t Session::checkpoint_bytes() const { return impl_->checkpoint_bytes(); }
 
-Status Session::eval(std::span<const int32_t> tokens, float* logits, bool all) { return impl_->eval(tokens, logits, all); }
+Status Session::eval(std::span<const int32_t> tokens, float* logits, bool all) {
+  ThreadPool::SpinScope spin(*impl_->engine->pool);
+  return impl_->eval(tokens, logits, all);
+}
 
 namespace {
 

@@ -26,6 +26,11 @@ void for_token_rows(int64_t n, ThreadPool* pool, Fn&& fn) {
 
 }  // namespace
 
+void transpose_conv_taps(const float* conv, int64_t kernel, int64_t channels, float* out) {
+  for (int64_t ch = 0; ch < channels; ++ch)
+    for (int64_t k = 0; k < kernel; ++k) out[k * channels + ch] = conv[ch * kernel + k];
+}
+
 Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, RecurrentLayer& state,
                                const float* x, int64_t n_tokens, float* out, ThreadPool* pool, int64_t chunk_size,
                                RecurrentLog* log) {
@@ -61,13 +66,18 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   }
 
   // Causal depthwise conv over the whole batch, vectorised across channels:
-  // the taps are transposed to [K][channels] so each tap is one contiguous
-  // multiply-add over a row. Same summation order as one token at a time
-  // (0 + tap_0 x_0 + .. + tap_{K-1} x_{K-1}), so the results are identical.
+  // with the taps transposed to [K][channels] (done once, at load) each tap
+  // is one contiguous multiply-add over a row. Same summation order as one
+  // token at a time (0 + tap_0 x_0 + .. + tap_{K-1} x_{K-1}), so the results
+  // are identical.
   std::copy(state.conv.begin(), state.conv.end(), ext.begin());
-  std::vector<float> taps(static_cast<size_t>(kernel * channels));
-  for (int64_t ch = 0; ch < channels; ++ch)
-    for (int64_t k = 0; k < kernel; ++k) taps[static_cast<size_t>(k * channels + ch)] = w.conv[ch * kernel + k];
+  const float* taps = w.conv_taps;
+  std::vector<float> transposed;
+  if (taps == nullptr) {
+    transposed.resize(static_cast<size_t>(kernel * channels));
+    transpose_conv_taps(w.conv, kernel, channels, transposed.data());
+    taps = transposed.data();
+  }
   ScratchFloats conv(static_cast<size_t>(n_tokens * channels));
   for_token_rows(n_tokens, pool, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
@@ -75,7 +85,7 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
       std::fill(o, o + channels, 0.0f);
       for (int64_t k = 0; k < kernel; ++k) {
         const float* in = ext.data() + (t + k) * channels;
-        const float* tk = taps.data() + k * channels;
+        const float* tk = taps + k * channels;
         for (int64_t ch = 0; ch < channels; ++ch) o[ch] += tk[ch] * in[ch];
       }
       silu(o, channels, o);

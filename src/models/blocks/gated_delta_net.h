@@ -25,10 +25,14 @@ class ThreadPool;
 struct DeltaNetWeights {
   kernels::MatrixView qkv, gate, beta, alpha, out;
   const float* conv = nullptr;     // [K, channels]: K taps per channel, oldest first
+  const float* conv_taps = nullptr;  // the same transposed, [channels, K]: tap k of every channel in a row
   const float* dt_bias = nullptr;  // [n_v_heads]
   const float* a = nullptr;        // [n_v_heads], negative
   const float* norm = nullptr;     // [head_dim]
 };
+
+// conv ([channels, K] as stored) -> out ([K, channels]), for conv_taps.
+void transpose_conv_taps(const float* conv, int64_t kernel, int64_t channels, float* out);
 
 // x, out: n_tokens rows of n_embd (x already normed). Updates `state`.
 // chunk_size: tokens per chunk of the chunkwise form; the same for every
