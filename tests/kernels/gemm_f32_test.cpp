@@ -60,7 +60,7 @@ TEST(GemmF32, EveryTableEqualsTheReferenceBitForBit) {
   for (const KernelTable* table : available_kernel_tables()) {
     ASSERT_NE(table->gemm_f32_acc, nullptr) << table->name;
     for (int64_t m : {1, 2, 5, 6, 7, 13, 64}) {
-      for (int64_t n : {1, 3, 16, 17, 33, 64, 65, 130}) {
+      for (int64_t n : {1, 3, 16, 17, 33, 64, 65, 128, 130, 273}) {
         for (int64_t k : {1, 4, 31, 128}) {
           for (size_t offset : {size_t{0}, size_t{1}}) {  // misaligned starts
             const size_t lda = static_cast<size_t>(k) + 3, ldb = static_cast<size_t>(n) + 5,

@@ -167,6 +167,9 @@ constexpr size_t kMaxJobs = 8;
 // Batches up to this many tokens read interleaved strips (below).
 constexpr int64_t kInterleaveMaxTokens = 4;
 
+// Most chunks one matmul is split into (4 per thread, below).
+constexpr int64_t kMaxChunks = 256;
+
 // Matrices of one weight type and row length, at most kMaxJobs (checked by
 // the caller): one activation conversion, one parallel region over the
 // strips of them all.
@@ -322,7 +325,27 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
     const int64_t work_per_strip = strip_bytes * n_tokens;
     // Chunks of at least ~32 KB of weight-token work, at most 4 per thread.
     const int64_t grain = std::max<int64_t>(1, (int64_t{32} << 10) / std::max<int64_t>(work_per_strip, 1));
-    pool->parallel_for(0, n_strips, strips, grain, 4 * pool->size());
+    const int threads = pool->size();
+    const int64_t n_chunks = std::min<int64_t>({int64_t{4} * threads, (n_strips + grain - 1) / grain, kMaxChunks});
+    // Guided sizes: threads claim chunks in order, the big ones first and
+    // the smallest last, so whoever finishes early waits at most for a small
+    // chunk (equal chunks left ~1/16 of a matmul idle on one of two cores).
+    // Round r of `threads` chunks weighs (rounds - r).
+    int64_t bound[kMaxChunks + 1];
+    const int64_t rounds = (n_chunks + threads - 1) / threads;
+    int64_t total_weight = 0;
+    for (int64_t c = 0; c < n_chunks; ++c) total_weight += rounds - c / threads;
+    int64_t acc_weight = 0;
+    bound[0] = 0;
+    for (int64_t c = 0; c < n_chunks; ++c) {
+      acc_weight += rounds - c / threads;
+      const int64_t b = n_strips * acc_weight / total_weight;
+      // Every chunk gets at least one strip.
+      bound[c + 1] = std::clamp(b, bound[c] + 1, n_strips - (n_chunks - 1 - c));
+    }
+    pool->parallel_for(0, n_chunks, [&](int64_t c0, int64_t c1, int t) {
+      for (int64_t c = c0; c < c1; ++c) strips(bound[c], bound[c + 1], t);
+    }, 1, static_cast<int>(n_chunks));
   } else {
     strips(0, n_strips, 0);
   }
