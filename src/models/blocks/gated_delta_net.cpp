@@ -14,13 +14,18 @@ using namespace kernels;
 
 namespace {
 
-// fn(begin, end) over token rows, on the pool when there is more than one.
+// fn(t0, t1, h0, h1) over n token rows x `heads` heads on the pool: a batch
+// splits by tokens, a few tokens (decode) by heads, so that both cores
+// work either way. Heads are independent, so the bits do not depend on the
+// split.
 template <class Fn>
-void for_token_rows(int64_t n, ThreadPool* pool, Fn&& fn) {
-  if (pool != nullptr && n > 1) {
-    pool->parallel_for(0, n, [&](int64_t t0, int64_t t1, int) { fn(t0, t1); }, 4);
+void for_rows_or_heads(int64_t n, int64_t heads, ThreadPool* pool, Fn&& fn) {
+  if (pool == nullptr || pool->size() == 1) {
+    fn(int64_t{0}, n, int64_t{0}, heads);
+  } else if (n >= 4) {
+    pool->parallel_for(0, n, [&](int64_t t0, int64_t t1, int) { fn(t0, t1, int64_t{0}, heads); }, 4);
   } else {
-    fn(0, n);
+    pool->parallel_for(0, heads, [&](int64_t h0, int64_t h1, int) { fn(int64_t{0}, n, h0, h1); });
   }
 }
 
@@ -79,18 +84,20 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
     taps = transposed.data();
   }
   ScratchFloats conv(static_cast<size_t>(n_tokens * channels));
-  for_token_rows(n_tokens, pool, [&](int64_t t0, int64_t t1) {
+  // Channel heads: q and k (nk each), then v (nv), d channels apiece.
+  for_rows_or_heads(n_tokens, 2 * nk + nv, pool, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
+    const int64_t c0 = h0 * d, c1 = h1 * d;
     for (int64_t t = t0; t < t1; ++t) {
       float* o = conv.data() + t * channels;
-      std::fill(o, o + channels, 0.0f);
+      std::fill(o + c0, o + c1, 0.0f);
       for (int64_t k = 0; k < kernel; ++k) {
         const float* in = ext.data() + (t + k) * channels;
         const float* tk = taps + k * channels;
-        for (int64_t ch = 0; ch < channels; ++ch) o[ch] += tk[ch] * in[ch];
+        for (int64_t ch = c0; ch < c1; ++ch) o[ch] += tk[ch] * in[ch];
       }
-      silu(o, channels, o);
+      silu(o + c0, c1 - c0, o + c0);
       // L2-normalised q and k per key head.
-      for (int64_t h = 0; h < 2 * nk; ++h) l2_norm(o + h * d, d, c.rms_eps, o + h * d);
+      for (int64_t h = h0; h < std::min(h1, 2 * nk); ++h) l2_norm(o + h * d, d, c.rms_eps, o + h * d);
     }
   });
   // The new window: the last hist rows of ext (older window rows included
@@ -128,13 +135,14 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   KZ_RETURN_IF_ERROR(delta_rule_chunked(b, chunk_size, state.s.data(), pool, &state.tail));
 
   // Gated RMSNorm per value head, rms(o) * ssm_norm, then o *= silu(z).
-  for_token_rows(n_tokens, pool, [&](int64_t t0, int64_t t1) {
+  for_rows_or_heads(n_tokens, nv, pool, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
+    const int64_t c0 = h0 * d, width = (h1 - h0) * d;
     for (int64_t t = t0; t < t1; ++t) {
       float* ot = o.data() + t * inner;
-      for (int64_t h = 0; h < nv; ++h) rms_norm(ot + h * d, w.norm, d, c.rms_eps, ot + h * d);
+      for (int64_t h = h0; h < h1; ++h) rms_norm(ot + h * d, w.norm, d, c.rms_eps, ot + h * d);
       float* zt = z.data() + t * inner;
-      silu(zt, inner, zt);
-      mul(ot, zt, inner, ot);
+      silu(zt + c0, width, zt + c0);
+      mul(ot + c0, zt + c0, width, ot + c0);
     }
   });
   return matmul(w.out, o.data(), n_tokens, out, pool);
