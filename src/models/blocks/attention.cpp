@@ -40,7 +40,31 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   // Per-head norm and rotary on q and k; K/V rows go to the cache.
   ScratchFloats q(static_cast<size_t>(n_tokens * n_head * dk));
   ScratchFloats gate(w.gated ? static_cast<size_t>(n_tokens * n_head * dk) : 0);
-  std::vector<uint16_t> k16(kv_type == KvType::kF16 ? static_cast<size_t>(n_kv * dk) : 0);
+  const int64_t first_block = n_past / kTile;
+  const int64_t n_blocks = (n_past + n_tokens - 1) / kTile - first_block + 1;
+  // K and V of token t, KV head g, into their tile layouts (model_state.h).
+  // Each K value lands on a cache line of its own, rarely still cached: a
+  // new position costs a line fetch per K channel.
+  auto store_kv = [&](int64_t t, int64_t g, std::vector<uint16_t>& k16) {
+    const int64_t pos = n_past + t;
+    const float* k_src = k.data() + (t * n_kv + g) * dk;
+    const float* v_src = v.data() + (t * n_kv + g) * dv;
+    if (kv_type == KvType::kF32) {
+      for (int64_t i = 0; i < dk; ++i) kv.k[kv_k_index(pos, kv_row, g * dk + i)] = k_src[i];
+      std::copy(v_src, v_src + dv, kv.v.get() + kv_v_index(pos, kv_row, g, dv));
+    } else {
+      k16.resize(static_cast<size_t>(dk));
+      fp32_to_fp16_row(k_src, dk, k16.data());
+      for (int64_t i = 0; i < dk; ++i) kv.k16[kv_k_index(pos, kv_row, g * dk + i)] = k16[static_cast<size_t>(i)];
+      fp32_to_fp16_row(v_src, dv, kv.v16.get() + kv_v_index(pos, kv_row, g, dv));
+    }
+  };
+  // When every new token falls in one block (decode), the task of KV head g
+  // is the only one reading head g's tiles: it stores head g's new rows
+  // itself, so the line fetches of the stores are spread over the threads
+  // and the rows are in cache when its scores read them.
+  const bool store_in_tasks = n_blocks == 1;
+  std::vector<uint16_t> k16;
   for (int64_t t = 0; t < n_tokens; ++t) {
     const int64_t pos = n_past + t;
     for (int64_t h = 0; h < n_head; ++h) {
@@ -56,18 +80,8 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
     float* kt = k.data() + t * n_kv * dk;
     if (w.k_norm) rms_norm_heads(kt, w.k_norm, n_kv, dk, c.rms_eps, kt);
     KZ_RETURN_IF_ERROR(apply_rope(c, kt, n_kv, pos));
-    // K and V into their tile layouts (model_state.h).
-    const float* k_src = k.data() + t * n_kv * dk;
-    const float* v_src = v.data() + t * n_kv * dv;
-    if (kv_type == KvType::kF32) {
-      for (int64_t i = 0; i < n_kv * dk; ++i) kv.k[kv_k_index(pos, kv_row, i)] = k_src[i];
-      for (int64_t g = 0; g < n_kv; ++g)
-        std::copy(v_src + g * dv, v_src + (g + 1) * dv, kv.v.get() + kv_v_index(pos, kv_row, g, dv));
-    } else {
-      fp32_to_fp16_row(k_src, n_kv * dk, k16.data());
-      for (int64_t i = 0; i < n_kv * dk; ++i) kv.k16[kv_k_index(pos, kv_row, i)] = k16[static_cast<size_t>(i)];
-      for (int64_t g = 0; g < n_kv; ++g) fp32_to_fp16_row(v_src + g * dv, dv, kv.v16.get() + kv_v_index(pos, kv_row, g, dv));
-    }
+    if (!store_in_tasks)
+      for (int64_t g = 0; g < n_kv; ++g) store_kv(t, g, k16);
   }
 
   // Scores, softmax and the weighted sum of V, tiled (flash-attention
@@ -85,9 +99,8 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   const int64_t group = n_head / n_kv;
   ScratchFloats attn(static_cast<size_t>(n_tokens * n_head * dv));
   const bool f16 = kv_type == KvType::kF16;
-  const int64_t first_block = n_past / kTile;
-  const int64_t n_blocks = (n_past + n_tokens - 1) / kTile - first_block + 1;
   auto blocks = [&](int64_t begin, int64_t end, int) {
+    std::vector<uint16_t> task_k16;
     const int64_t max_rows = kTile * group;
     ScratchFloats qm(static_cast<size_t>(max_rows * dk)), kf(f16 ? static_cast<size_t>(kTile * dk) : 0),
         vf(f16 ? static_cast<size_t>(kTile * dv) : 0), s(static_cast<size_t>(max_rows * kTile)),
@@ -98,6 +111,8 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       // order), so the short ones fill the gaps at the end.
       const int64_t b = first_block + n_blocks - 1 - job / n_kv, g = job % n_kv;
       const int64_t q0 = std::max(n_past, b * kTile), q1 = std::min(n_past + n_tokens, (b + 1) * kTile);
+      if (store_in_tasks)
+        for (int64_t t = 0; t < n_tokens; ++t) store_kv(t, g, task_k16);
       const int64_t rows = (q1 - q0) * group;  // row r: position q0 + r / group, head g * group + r % group
       // Scores S = Q K^T, vectorised across a tile's positions (the cache
       // keeps K transposed per tile): a score is the fma chain over d of
