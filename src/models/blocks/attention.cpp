@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <vector>
 
 #include "base/scratch.h"
@@ -17,6 +18,9 @@ namespace {
 // Positions per K/V tile and queries per block of the tiled attention: the
 // cache's K tiles (model_state.h).
 constexpr int64_t kTile = kKvTile;
+
+// Batches from this many tokens prepare their q / k rows on every thread.
+constexpr int64_t kParallelPrepareMin = 8;
 
 Status apply_rope(const ModelConfig& c, float* heads, int64_t n_heads, int64_t pos) {
   if (c.rope_pairing == RopePairing::kNeox) return rope_neox(heads, n_heads, c.head_dim_k, c.n_rot, pos, c.rope_freq_base);
@@ -64,24 +68,43 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   // itself, so the line fetches of the stores are spread over the threads
   // and the rows are in cache when its scores read them.
   const bool store_in_tasks = n_blocks == 1;
-  std::vector<uint16_t> k16;
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    const int64_t pos = n_past + t;
-    for (int64_t h = 0; h < n_head; ++h) {
-      const float* src = qg.data() + t * q_width + h * dk * (w.gated ? 2 : 1);
-      float* dst = q.data() + (t * n_head + h) * dk;
-      if (w.q_norm)
-        rms_norm(src, w.q_norm, dk, c.rms_eps, dst);
-      else
-        std::copy(src, src + dk, dst);
-      if (w.gated) std::copy(src + dk, src + 2 * dk, gate.data() + (t * n_head + h) * dk);
+  // Tokens are independent here: a batch splits them over the threads.
+  auto prepare = [&](int64_t t0, int64_t t1, std::vector<uint16_t>& k16) -> Status {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t pos = n_past + t;
+      for (int64_t h = 0; h < n_head; ++h) {
+        const float* src = qg.data() + t * q_width + h * dk * (w.gated ? 2 : 1);
+        float* dst = q.data() + (t * n_head + h) * dk;
+        if (w.q_norm)
+          rms_norm(src, w.q_norm, dk, c.rms_eps, dst);
+        else
+          std::copy(src, src + dk, dst);
+        if (w.gated) std::copy(src + dk, src + 2 * dk, gate.data() + (t * n_head + h) * dk);
+      }
+      KZ_RETURN_IF_ERROR(apply_rope(c, q.data() + t * n_head * dk, n_head, pos));
+      float* kt = k.data() + t * n_kv * dk;
+      if (w.k_norm) rms_norm_heads(kt, w.k_norm, n_kv, dk, c.rms_eps, kt);
+      KZ_RETURN_IF_ERROR(apply_rope(c, kt, n_kv, pos));
+      if (!store_in_tasks)
+        for (int64_t g = 0; g < n_kv; ++g) store_kv(t, g, k16);
     }
-    KZ_RETURN_IF_ERROR(apply_rope(c, q.data() + t * n_head * dk, n_head, pos));
-    float* kt = k.data() + t * n_kv * dk;
-    if (w.k_norm) rms_norm_heads(kt, w.k_norm, n_kv, dk, c.rms_eps, kt);
-    KZ_RETURN_IF_ERROR(apply_rope(c, kt, n_kv, pos));
-    if (!store_in_tasks)
-      for (int64_t g = 0; g < n_kv; ++g) store_kv(t, g, k16);
+    return OkStatus();
+  };
+  if (pool != nullptr && n_tokens >= kParallelPrepareMin) {
+    std::mutex error_mu;
+    Status error;
+    pool->parallel_for(0, n_tokens, [&](int64_t t0, int64_t t1, int) {
+      std::vector<uint16_t> k16;
+      Status st = prepare(t0, t1, k16);
+      if (!st.ok()) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (error.ok()) error = std::move(st);
+      }
+    }, 4);
+    KZ_RETURN_IF_ERROR(error);
+  } else {
+    std::vector<uint16_t> k16;
+    KZ_RETURN_IF_ERROR(prepare(0, n_tokens, k16));
   }
 
   // Scores, softmax and the weighted sum of V, tiled (flash-attention
