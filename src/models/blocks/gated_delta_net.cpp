@@ -54,8 +54,13 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   KZ_RETURN_IF_ERROR(check_delta_rule_tail(state.tail, chunk_size, nv, d, d));
 
   // ext = the conv window (hist rows, oldest first) followed by this batch's
-  // q|k|v rows: the causal conv of token t reads rows t .. t + hist.
+  // q|k|v rows: the causal conv of token t reads rows t .. t + hist. The
+  // window rows are read where they are, in the state (ext_row): ext holds
+  // only the batch's rows, after room for the window.
   ScratchFloats ext(static_cast<size_t>((hist + n_tokens) * channels));
+  auto ext_row = [&](int64_t j) -> const float* {
+    return (j < hist ? state.conv.data() : ext.data()) + j * channels;
+  };
   ScratchFloats z(static_cast<size_t>(n_tokens * inner));
   ScratchFloats beta(static_cast<size_t>(n_tokens * nv)), alpha(static_cast<size_t>(n_tokens * nv));
   const MatmulJob projections[] = {
@@ -75,7 +80,6 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   // is one contiguous multiply-add over a row. Same summation order as one
   // token at a time (0 + tap_0 x_0 + .. + tap_{K-1} x_{K-1}), so the results
   // are identical.
-  std::copy(state.conv.begin(), state.conv.end(), ext.begin());
   const float* taps = w.conv_taps;
   std::vector<float> transposed;
   if (taps == nullptr) {
@@ -91,7 +95,7 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
       float* o = conv.data() + t * channels;
       std::fill(o + c0, o + c1, 0.0f);
       for (int64_t k = 0; k < kernel; ++k) {
-        const float* in = ext.data() + (t + k) * channels;
+        const float* in = ext_row(t + k);
         const float* tk = taps + k * channels;
         for (int64_t ch = c0; ch < c1; ++ch) o[ch] += tk[ch] * in[ch];
       }
@@ -101,8 +105,12 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
     }
   });
   // The new window: the last hist rows of ext (older window rows included
-  // when the batch is shorter than the window).
-  std::copy(ext.end() - hist * channels, ext.end(), state.conv.begin());
+  // when the batch is shorter than the window: those move down, each read
+  // before it is overwritten).
+  for (int64_t j = 0; j < hist; ++j) {
+    const float* src = ext_row(n_tokens + j);
+    std::copy(src, src + channels, state.conv.data() + j * channels);
+  }
 
   if (log != nullptr) {  // the inputs a rollback replays (model_state.h)
     const float* in = ext.data() + hist * channels;
