@@ -33,4 +33,8 @@ double measure_read_bandwidth(int n_threads, uint64_t bytes = uint64_t{1} << 30,
 // Peak resident set size of this process so far (VmHWM), in bytes.
 uint64_t peak_rss_bytes();
 
+// Starts the peak over at the current resident set (Linux: writes 5 to
+// /proc/self/clear_refs). False where that is not possible.
+bool reset_peak_rss();
+
 }  // namespace kazeia

@@ -134,6 +134,14 @@ double measure_read_bandwidth(int n_threads, uint64_t bytes, int passes) {
   return best;
 }
 
+bool reset_peak_rss() {
+  std::ofstream refs("/proc/self/clear_refs");
+  if (!refs) return false;
+  refs << "5";
+  refs.flush();
+  return static_cast<bool>(refs);
+}
+
 uint64_t peak_rss_bytes() {
   std::ifstream status("/proc/self/status");
   std::string line;

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `kazeia bench` end to end on a generated tiny model: llama-bench-like rows
+# (pp and tg, one per thread count), the decode row's GB/s and % of the
+# measured bandwidth, and a peak RSS that is the model's - the bandwidth
+# probe's 1 GiB buffer must not count in it.
+set -euo pipefail
+KAZEIA="$1"; ROOT="$2"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$KAZEIA" gen-model --preset tiny-qwen35 --type q8_0 --seed 3 -o "$tmp/m.gguf" > /dev/null
+"$KAZEIA" bench -m "$tmp/m.gguf" -p 32 -n 16 -r 2 -t 1,2 --bandwidth --json > "$tmp/out.json"
+python3 - "$tmp/out.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+rss = [r for r in rows if r["test"] == "peak_rss"]
+assert len(rss) == 1 and 0 < rss[0]["bytes"] <= rss[0]["bound_bytes"], rss  # the probe's buffer is not in it
+rows = [r for r in rows if r["test"] != "peak_rss"]
+tests = sorted((r["test"], r["threads"]) for r in rows)
+assert tests == [("pp32", 1), ("pp32", 2), ("tg16", 1), ("tg16", 2)], tests
+for r in rows:
+    assert r["tps_mean"] > 0 and len(r["seconds"]) == 2, r
+    if r["test"] == "tg16":
+        assert r["read_bandwidth"] > 1e8, r  # a real machine reads more than 0.1 GB/s
+        want = r["weight_bytes_per_token"] * r["tps_mean"]
+        assert abs(r["weight_bytes_per_second"] - want) <= 1e-6 * want, r
+        assert abs(r["bandwidth_ratio"] - want / r["read_bandwidth"]) <= 1e-9 + 1e-6 * r["bandwidth_ratio"], r
+PY
+"$KAZEIA" bench -m "$tmp/m.gguf" -p 0 -n 8 -r 1 -t 1 --bandwidth > "$tmp/out.txt"
+grep -q "read bandwidth, 1 thread(s):" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "no bandwidth line"; }
+peak=$(sed -n 's/^peak RSS: \([0-9.]*\) MiB.*/\1/p' "$tmp/out.txt")
+[ -n "$peak" ] || { cat "$tmp/out.txt"; fail "no peak RSS line"; }
+# A tiny model needs a few tens of MiB; the probe alone would put 1 GiB here.
+python3 -c "import sys; sys.exit(0 if float('$peak') < 512 else 1)" || fail "peak RSS $peak MiB includes the bandwidth probe"
+grep -q "within" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "peak RSS not within its bound"; }
+echo "bench: ok (peak RSS $peak MiB)"
