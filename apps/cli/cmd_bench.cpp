@@ -30,6 +30,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
     int64_t ubatch = EngineOptions{}.n_ubatch;
     std::string threads = "0";
     bool json = false, bandwidth = false, kv_f16 = false;
+    int64_t bandwidth_mib = 1024;
   };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("bench", "Benchmark prompt processing and decode speed");
@@ -40,6 +41,10 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("-t,--threads", o->threads, "Thread counts, comma-separated (0: physical cores)")->capture_default_str();
   cmd->add_flag("--json", o->json, "JSON output");
   cmd->add_flag("--bandwidth", o->bandwidth, "Measure the memory read bandwidth (alone when no model is given)");
+  cmd->add_option("--bandwidth-mib", o->bandwidth_mib,
+                  "Size of the bandwidth probe's buffer, MiB (keep it well above the last-level cache)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_flag("--kv-f16", o->kv_f16, "f16 KV cache");
   cmd->add_option("--ubatch-size,--ub", o->ubatch, "Tokens per forward pass")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->callback([run, o] {
@@ -48,11 +53,12 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
       if (thread_counts.empty()) return fail("bad thread list '" + o->threads + "'");
       if (o->model.empty() && !o->bandwidth) return fail("give -m MODEL, or --bandwidth");
       nlohmann::ordered_json out = nlohmann::ordered_json::array();
+      const uint64_t probe_bytes = static_cast<uint64_t>(o->bandwidth_mib) << 20;
       std::map<int, double> bandwidth;  // per thread count, bytes/s
       auto get_bandwidth = [&](int threads) {
         // The best of the probe before the model runs (when taken) and after:
         // on a shared machine one probe alone can land in a busy moment.
-        bandwidth[threads] = std::max(bandwidth[threads], measure_read_bandwidth(threads));
+        bandwidth[threads] = std::max(bandwidth[threads], measure_read_bandwidth(threads, probe_bytes));
         return bandwidth[threads];
       };
       std::map<int, bool> probed_after;
@@ -81,7 +87,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
         // A first probe now; its 1 GiB buffer must not count as the model's
         // peak memory, so the peak starts over after it (or, where it cannot,
         // the probe waits until the end).
-        for (int t : thread_counts) bandwidth[t] = measure_read_bandwidth(t);
+        for (int t : thread_counts) bandwidth[t] = measure_read_bandwidth(t, probe_bytes);
         if (!reset_peak_rss()) bandwidth.clear();
       }
       for (int t : thread_counts) {
