@@ -54,17 +54,17 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
       if (o->model.empty() && !o->bandwidth) return fail("give -m MODEL, or --bandwidth");
       nlohmann::ordered_json out = nlohmann::ordered_json::array();
       const uint64_t probe_bytes = static_cast<uint64_t>(o->bandwidth_mib) << 20;
-      std::map<int, double> bandwidth;  // per thread count, bytes/s
-      auto get_bandwidth = [&](int threads) {
-        // The best of the probe before the model runs (when taken) and after:
-        // on a shared machine one probe alone can land in a busy moment.
-        bandwidth[threads] = std::max(bandwidth[threads], measure_read_bandwidth(threads, probe_bytes));
-        return bandwidth[threads];
+      // Per thread count, bytes/s: the best probe so far. On a shared machine
+      // one probe alone can land in a busy moment, so a model run is rated
+      // against the better of a probe before it and one after.
+      std::map<int, double> bandwidth;
+      auto probe_all = [&] {
+        for (int t : thread_counts) bandwidth[t] = std::max(bandwidth[t], measure_read_bandwidth(t, probe_bytes));
       };
-      std::map<int, bool> probed_after;
       if (o->model.empty()) {
+        probe_all();
         for (int t : thread_counts) {
-          const double bw = get_bandwidth(t);
+          const double bw = bandwidth[t];
           if (o->json)
             out.push_back({{"test", "bandwidth"}, {"threads", t}, {"bytes_per_second", bw}});
           else
@@ -83,11 +83,12 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
         BenchSample sample;
       };
       std::vector<Row> rows;
-      if (o->bandwidth) {
-        // A first probe now; its 1 GiB buffer must not count as the model's
-        // peak memory, so the peak starts over after it (or, where it cannot,
-        // the probe waits until the end).
-        for (int t : thread_counts) bandwidth[t] = measure_read_bandwidth(t, probe_bytes);
+      const bool rate_decode = o->bandwidth && o->n_gen > 0;
+      if (rate_decode) {
+        // The probe's buffer must not count as the model's peak memory: the
+        // peak starts over after it (where it cannot, only the probe after
+        // the runs is taken).
+        probe_all();
         if (!reset_peak_rss()) bandwidth.clear();
       }
       for (int t : thread_counts) {
@@ -116,20 +117,14 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
       }
       // Peak RSS before the bandwidth test, whose buffer would dominate it.
       const uint64_t rss_bytes = peak_rss_bytes();
+      if (rate_decode) probe_all();
       for (const Row& row_info : rows) {
         {
           const BenchSample& s = row_info.sample;
           const std::string& name = row_info.name;
           const bool decode = s.test.rfind("tg", 0) == 0;
           const double gbs = decode ? s.mean_tps() * static_cast<double>(row_info.weight_bytes) : 0.0;
-          double bw = 0.0;
-          if (decode && o->bandwidth) {
-            if (!probed_after[row_info.threads]) {
-              get_bandwidth(row_info.threads);
-              probed_after[row_info.threads] = true;
-            }
-            bw = bandwidth[row_info.threads];
-          }
+          const double bw = decode && rate_decode ? bandwidth[row_info.threads] : 0.0;
           if (o->json) {
             nlohmann::ordered_json row{{"model", name},          {"file_size", row_info.file_size},
                                        {"threads", row_info.threads}, {"test", s.test},

@@ -287,4 +287,19 @@ void ThreadPool::worker_main(int thread_index) {
   }
 }
 
+Status parallel_for_status(ThreadPool* pool, int64_t begin, int64_t end,
+                           FunctionRef<Status(int64_t, int64_t, int)> fn, int64_t grain, int max_chunks) {
+  if (pool == nullptr) return end > begin ? fn(begin, end, 0) : OkStatus();
+  std::mutex mu;
+  Status first;
+  pool->parallel_for(begin, end, [&](int64_t b, int64_t e, int t) {
+    Status s = fn(b, e, t);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (first.ok()) first = std::move(s);
+    }
+  }, grain, max_chunks);
+  return first;
+}
+
 }  // namespace kazeia

@@ -32,6 +32,8 @@
 #include <utility>
 #include <vector>
 
+#include "kazeia/status.h"
+
 namespace kazeia {
 
 // A non-owning reference to a callable, like C++26 std::function_ref: no
@@ -152,5 +154,12 @@ class ThreadPool {
   std::mutex mu_;           // with cv_: sleeping workers
   std::condition_variable cv_;
 };
+
+// parallel_for over work that can fail: returns the first error a chunk
+// returned (that chunk stops there, the others run to their end), else OK.
+// Without a pool, fn runs on the whole range on the calling thread.
+Status parallel_for_status(ThreadPool* pool, int64_t begin, int64_t end,
+                           FunctionRef<Status(int64_t range_begin, int64_t range_end, int thread_index)> fn,
+                           int64_t grain = 1, int max_chunks = 0);
 
 }  // namespace kazeia

@@ -24,7 +24,7 @@ struct Qwen35Layer {
   const float* post_attention_norm = nullptr;
   AttentionWeights attn;   // gated attention layers
   DeltaNetWeights delta;   // Gated DeltaNet layers
-  std::vector<float> conv_taps;  // delta.conv transposed (delta.conv_taps points here)
+  std::vector<float> conv_taps;  // the file's conv taps transposed (delta.conv_taps points here)
   FfnWeights ffn;
 };
 
@@ -111,9 +111,9 @@ Status Qwen35Model::init(const gguf::File& file) {
       KZ_ASSIGN_OR_RETURN(w.beta, b.matrix(p + "ssm_beta.weight", c.n_embd, nv));
       KZ_ASSIGN_OR_RETURN(w.alpha, b.matrix(p + "ssm_alpha.weight", c.n_embd, nv));
       KZ_ASSIGN_OR_RETURN(w.out, b.matrix(p + "ssm_out.weight", nv * d, c.n_embd));
-      KZ_ASSIGN_OR_RETURN(w.conv, b.f32(p + "ssm_conv1d.weight", {c.ssm_conv_kernel, channels}));
+      KZ_ASSIGN_OR_RETURN(const float* conv, b.f32(p + "ssm_conv1d.weight", {c.ssm_conv_kernel, channels}));
       l.conv_taps.resize(static_cast<size_t>(c.ssm_conv_kernel * channels));
-      transpose_conv_taps(w.conv, c.ssm_conv_kernel, channels, l.conv_taps.data());
+      transpose_conv_taps(conv, c.ssm_conv_kernel, channels, l.conv_taps.data());
       w.conv_taps = l.conv_taps.data();
       KZ_ASSIGN_OR_RETURN(w.dt_bias, b.f32(p + "ssm_dt.bias", {nv}));
       KZ_ASSIGN_OR_RETURN(w.a, b.f32(p + "ssm_a", {nv}));

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <mutex>
 
 #include "base/thread_pool.h"
 #include "format/gguf.h"
@@ -548,25 +547,19 @@ Result<GenModelSummary> write_test_model(const GenModelConfig& config, const std
     const uint64_t n_rows = n_rows_of(t);
     const size_t row_bytes = type_row_bytes(t.type, static_cast<int64_t>(ne0));
     std::vector<uint8_t> data(row_bytes * n_rows);
-    std::mutex error_mu;
-    Status error;
     // Rows are independent (each has its own PRNG), so the split across
     // threads cannot change a byte of the output.
-    pool.parallel_for(0, static_cast<int64_t>(n_rows), [&](int64_t begin, int64_t end, int thread) {
+    KZ_RETURN_IF_ERROR(parallel_for_status(&pool, 0, static_cast<int64_t>(n_rows), [&](int64_t begin, int64_t end, int thread) {
       std::vector<float>& row = scratch[static_cast<size_t>(thread)];
       row.resize(ne0);
       for (int64_t r = begin; r < end; ++r) {
         generate_tensor_rows(c, t, static_cast<uint64_t>(r), static_cast<uint64_t>(r) + 1, row.data());
         Status s = quantize_row(t.type, row.data(), data.data() + static_cast<size_t>(r) * row_bytes,
                                 static_cast<int64_t>(ne0));
-        if (!s.ok()) {
-          std::lock_guard<std::mutex> lock(error_mu);
-          if (error.ok()) error = s.with_context("tensor '" + t.name + "'");
-          return;
-        }
+        if (!s.ok()) return s.with_context("tensor '" + t.name + "'");
       }
-    }, /*grain=*/16);
-    KZ_RETURN_IF_ERROR(error);
+      return OkStatus();
+    }, /*grain=*/16));
     KZ_RETURN_IF_ERROR(w.add_tensor(t.name, t.type, t.dims, std::move(data)));
   }
   GenModelSummary summary = summarize(p);

@@ -336,6 +336,33 @@ TEST(ThreadPool, ExceptionReachesCallerAndPoolStaysUsable) {
   EXPECT_THROW(one.parallel_for(0, 3, [](int64_t, int64_t, int) { throw 5; }), int);
 }
 
+TEST(ThreadPool, ParallelForStatusReturnsTheFirstErrorAfterEveryChunkRan) {
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    for (ThreadPool* p : {&pool, static_cast<ThreadPool*>(nullptr)}) {
+      std::vector<std::atomic<int>> seen(100);
+      // Indices 30 and 70 fail; every other index is still visited once.
+      Status s = parallel_for_status(p, 0, 100, [&](int64_t b, int64_t e, int) -> Status {
+        for (int64_t i = b; i < e; ++i) {
+          if (i == 30 || i == 70) return InvalidArgument("index " + std::to_string(i));
+          seen[static_cast<size_t>(i)].fetch_add(1);
+        }
+        return OkStatus();
+      }, 1, 100);
+      ASSERT_FALSE(s.ok()) << threads;
+      EXPECT_TRUE(s.message() == "index 30" || s.message() == "index 70") << s.to_string();
+      for (int i = 0; i < 100; ++i) {
+        // Without a pool (or with one thread) the one range stops at 30.
+        const bool one_range = p == nullptr || threads == 1;
+        const int want = (i == 30 || i == 70 || (one_range && i > 30)) ? 0 : 1;
+        EXPECT_EQ(seen[static_cast<size_t>(i)].load(), want) << "threads " << threads << " index " << i;
+      }
+      EXPECT_TRUE(parallel_for_status(p, 0, 100, [](int64_t, int64_t, int) { return OkStatus(); }).ok());
+      EXPECT_TRUE(parallel_for_status(p, 5, 5, [](int64_t, int64_t, int) { return InvalidArgument("empty"); }).ok());
+    }
+  }
+}
+
 TEST(ThreadPool, DestructionWhileIdle) {
   with_watchdog(std::chrono::seconds(60), [] {
     for (int rep = 0; rep < 100; ++rep) {

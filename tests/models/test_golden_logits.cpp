@@ -69,6 +69,19 @@ std::vector<float> run_all(const Model& model, const std::vector<int32_t>& token
   return logits;
 }
 
+// max |ours - reference| over the golden's stored rows; `logits` holds every
+// position's row.
+double max_diff_on_stored_rows(const Golden& g, const std::vector<float>& logits) {
+  const auto positions = g.meta["positions"].get<std::vector<int64_t>>();
+  double worst = 0.0;
+  for (size_t r = 0; r < positions.size(); ++r) {
+    const float* ref = g.rows.data() + r * static_cast<size_t>(g.n_vocab);
+    const float* ours = logits.data() + positions[r] * g.n_vocab;
+    for (int64_t v = 0; v < g.n_vocab; ++v) worst = std::max(worst, std::fabs(double(ref[v]) - ours[v]));
+  }
+  return worst;
+}
+
 std::vector<int32_t> top_ids(const float* row, int64_t n, int k) {
   std::vector<int32_t> ids(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) ids[static_cast<size_t>(i)] = static_cast<int32_t>(i);
@@ -200,17 +213,30 @@ TEST_F(GoldenLogits, QuantizedModels) {
   check_against_golden("qwen3-kq-q6_k.gguf", "qwen3-kq-q6_k.code", {1e-3, 8, 137});
 }
 
+// A shared F32 model with its `code200` golden and that prompt's tokens.
+struct CodeRun {
+  Loaded loaded;
+  Golden golden;
+  std::vector<int32_t> tokens;
+};
+CodeRun load_code_run(const std::string& model) {
+  CodeRun r{load(model + ".gguf"), load_golden(model + ".code200"), {}};
+  r.tokens = r.golden.meta["token_ids"].get<std::vector<int32_t>>();
+  return r;
+}
+
 TEST_F(GoldenLogits, ChunkedPrefillEqualsOneBatch) {
   for (const char* m : {"qwen3-tiny-f32", "qwen35-tiny-f32"}) {
     SCOPED_TRACE(m);
-    Loaded l = load(std::string(m) + ".gguf");
-    ASSERT_NE(l.model, nullptr);
-    Golden g = load_golden(std::string(m) + ".code200");
-    std::vector<int32_t> tokens = g.meta["token_ids"].get<std::vector<int32_t>>();
+    CodeRun run = load_code_run(m);
+    ASSERT_NE(run.loaded.model, nullptr);
+    const Model& model = *run.loaded.model;
+    const Golden& g = run.golden;
+    const std::vector<int32_t>& tokens = run.tokens;
     ThreadPool pool(2);
-    std::vector<float> one = run_all(*l.model, tokens, 0, &pool);
+    std::vector<float> one = run_all(model, tokens, 0, &pool);
     for (size_t chunk : {1, 7, 64}) {
-      std::vector<float> chunked = run_all(*l.model, tokens, chunk, &pool);
+      std::vector<float> chunked = run_all(model, tokens, chunk, &pool);
       double worst = 0.0, scale = 0.0;
       for (size_t i = 0; i < one.size(); ++i) {
         worst = std::max(worst, std::fabs(double(one[i]) - chunked[i]));
@@ -220,13 +246,7 @@ TEST_F(GoldenLogits, ChunkedPrefillEqualsOneBatch) {
       // tiles aligned to absolute positions, and (qwen35) delta-rule chunks
       // at fixed positions, decode computing one row of the chunk form.
       EXPECT_EQ(worst, 0.0) << "chunk " << chunk << ": max|diff| " << worst << ", max|logit| " << scale;
-      const auto positions = g.meta["positions"].get<std::vector<int64_t>>();
-      double golden_worst = 0.0;
-      for (size_t r = 0; r < positions.size(); ++r)
-        for (int64_t v = 0; v < g.n_vocab; ++v)
-          golden_worst = std::max(golden_worst, std::fabs(double(g.rows[r * static_cast<size_t>(g.n_vocab) + static_cast<size_t>(v)]) -
-                                                          chunked[static_cast<size_t>(positions[r] * g.n_vocab + v)]));
-      EXPECT_LE(golden_worst, 1e-4) << "chunk " << chunk << " against llama.cpp";
+      EXPECT_LE(max_diff_on_stored_rows(g, chunked), 1e-4) << "chunk " << chunk << " against llama.cpp";
       std::printf("[chunked prefill] %-16s pieces of %-3zu max|diff| vs one batch %.3g (%.2g of max|logit|)\n", m, chunk,
                   worst, worst / scale);
     }
@@ -239,23 +259,22 @@ TEST_F(GoldenLogits, ChunkedPrefillEqualsOneBatch) {
 TEST_F(GoldenLogits, F16KvCacheStaysNearTheReference) {
   for (const char* m : {"qwen3-tiny-f32", "qwen35-tiny-f32"}) {
     SCOPED_TRACE(m);
-    Loaded l = load(std::string(m) + ".gguf");
-    ASSERT_NE(l.model, nullptr);
-    Golden g = load_golden(std::string(m) + ".code200");
-    std::vector<int32_t> tokens = g.meta["token_ids"].get<std::vector<int32_t>>();
+    CodeRun run = load_code_run(m);
+    ASSERT_NE(run.loaded.model, nullptr);
+    const Model& model = *run.loaded.model;
+    const Golden& g = run.golden;
+    const std::vector<int32_t>& tokens = run.tokens;
     ThreadPool pool(2);
-    std::vector<float> one = run_all(*l.model, tokens, 0, &pool, KvType::kF16);
+    std::vector<float> one = run_all(model, tokens, 0, &pool, KvType::kF16);
+    const double worst = max_diff_on_stored_rows(g, one);
     const auto positions = g.meta["positions"].get<std::vector<int64_t>>();
-    double worst = 0.0;
-    for (size_t r = 0; r < positions.size(); ++r) {
-      const float* ref = g.rows.data() + r * static_cast<size_t>(g.n_vocab);
-      const float* ours = one.data() + positions[r] * g.n_vocab;
-      for (int64_t v = 0; v < g.n_vocab; ++v) worst = std::max(worst, std::fabs(double(ref[v]) - ours[v]));
-      EXPECT_EQ(top_ids(ref, g.n_vocab, 1), top_ids(ours, g.n_vocab, 1)) << "position " << positions[r];
-    }
+    for (size_t r = 0; r < positions.size(); ++r)
+      EXPECT_EQ(top_ids(g.rows.data() + r * static_cast<size_t>(g.n_vocab), g.n_vocab, 1),
+                top_ids(one.data() + positions[r] * g.n_vocab, g.n_vocab, 1))
+          << "position " << positions[r];
     EXPECT_GT(worst, 1e-6) << "the f16 cache gave the f32 logits";
     EXPECT_LE(worst, 2e-2);
-    std::vector<float> chunked = run_all(*l.model, tokens, 7, &pool, KvType::kF16);
+    std::vector<float> chunked = run_all(model, tokens, 7, &pool, KvType::kF16);
     EXPECT_EQ(0, std::memcmp(one.data(), chunked.data(), one.size() * sizeof(float))) << "pieces of 7";
     std::printf("[f16 kv] %-16s max|diff| vs llama.cpp (f32 cache) %.3g\n", m, worst);
   }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <vector>
 
 #include "base/scratch.h"
@@ -19,8 +18,9 @@ namespace {
 // cache's K tiles (model_state.h).
 constexpr int64_t kTile = kKvTile;
 
-// Batches from this many tokens prepare their q / k rows on every thread.
-constexpr int64_t kParallelPrepareMin = 8;
+// Tokens per chunk when a batch prepares its q / k rows on every thread (a
+// single token stays on the caller).
+constexpr int64_t kPrepareGrain = 4;
 
 Status apply_rope(const ModelConfig& c, float* heads, int64_t n_heads, int64_t pos) {
   if (c.rope_pairing == RopePairing::kNeox) return rope_neox(heads, n_heads, c.head_dim_k, c.n_rot, pos, c.rope_freq_base);
@@ -49,7 +49,7 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   // K and V of token t, KV head g, into their tile layouts (model_state.h).
   // Each K value lands on a cache line of its own, rarely still cached: a
   // new position costs a line fetch per K channel.
-  auto store_kv = [&](int64_t t, int64_t g, std::vector<uint16_t>& k16) {
+  auto store_kv = [&](int64_t t, int64_t g) {
     const int64_t pos = n_past + t;
     const float* k_src = k.data() + (t * n_kv + g) * dk;
     const float* v_src = v.data() + (t * n_kv + g) * dv;
@@ -57,6 +57,7 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       for (int64_t i = 0; i < dk; ++i) kv.k[kv_k_index(pos, kv_row, g * dk + i)] = k_src[i];
       std::copy(v_src, v_src + dv, kv.v.get() + kv_v_index(pos, kv_row, g, dv));
     } else {
+      thread_local std::vector<uint16_t> k16;
       k16.resize(static_cast<size_t>(dk));
       fp32_to_fp16_row(k_src, dk, k16.data());
       for (int64_t i = 0; i < dk; ++i) kv.k16[kv_k_index(pos, kv_row, g * dk + i)] = k16[static_cast<size_t>(i)];
@@ -69,7 +70,7 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   // and the rows are in cache when its scores read them.
   const bool store_in_tasks = n_blocks == 1;
   // Tokens are independent here: a batch splits them over the threads.
-  auto prepare = [&](int64_t t0, int64_t t1, std::vector<uint16_t>& k16) -> Status {
+  KZ_RETURN_IF_ERROR(parallel_for_status(pool, 0, n_tokens, [&](int64_t t0, int64_t t1, int) -> Status {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t pos = n_past + t;
       for (int64_t h = 0; h < n_head; ++h) {
@@ -86,26 +87,10 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       if (w.k_norm) rms_norm_heads(kt, w.k_norm, n_kv, dk, c.rms_eps, kt);
       KZ_RETURN_IF_ERROR(apply_rope(c, kt, n_kv, pos));
       if (!store_in_tasks)
-        for (int64_t g = 0; g < n_kv; ++g) store_kv(t, g, k16);
+        for (int64_t g = 0; g < n_kv; ++g) store_kv(t, g);
     }
     return OkStatus();
-  };
-  if (pool != nullptr && n_tokens >= kParallelPrepareMin) {
-    std::mutex error_mu;
-    Status error;
-    pool->parallel_for(0, n_tokens, [&](int64_t t0, int64_t t1, int) {
-      std::vector<uint16_t> k16;
-      Status st = prepare(t0, t1, k16);
-      if (!st.ok()) {
-        std::lock_guard<std::mutex> lock(error_mu);
-        if (error.ok()) error = std::move(st);
-      }
-    }, 4);
-    KZ_RETURN_IF_ERROR(error);
-  } else {
-    std::vector<uint16_t> k16;
-    KZ_RETURN_IF_ERROR(prepare(0, n_tokens, k16));
-  }
+  }, kPrepareGrain));
 
   // Scores, softmax and the weighted sum of V, tiled (flash-attention
   // style): a task is one KV head and a block of up to kTile queries (times
@@ -123,7 +108,6 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   ScratchFloats attn(static_cast<size_t>(n_tokens * n_head * dv));
   const bool f16 = kv_type == KvType::kF16;
   auto blocks = [&](int64_t begin, int64_t end, int) {
-    std::vector<uint16_t> task_k16;
     const int64_t max_rows = kTile * group;
     ScratchFloats qm(static_cast<size_t>(max_rows * dk)), kf(f16 ? static_cast<size_t>(kTile * dk) : 0),
         vf(f16 ? static_cast<size_t>(kTile * dv) : 0), s(static_cast<size_t>(max_rows * kTile)),
@@ -135,7 +119,7 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       const int64_t b = first_block + n_blocks - 1 - job / n_kv, g = job % n_kv;
       const int64_t q0 = std::max(n_past, b * kTile), q1 = std::min(n_past + n_tokens, (b + 1) * kTile);
       if (store_in_tasks)
-        for (int64_t t = 0; t < n_tokens; ++t) store_kv(t, g, task_k16);
+        for (int64_t t = 0; t < n_tokens; ++t) store_kv(t, g);
       const int64_t rows = (q1 - q0) * group;  // row r: position q0 + r / group, head g * group + r % group
       // Scores S = Q K^T, vectorised across a tile's positions (the cache
       // keeps K transposed per tile): a score is the fma chain over d of

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,24 +38,10 @@ Status check_batch(const DeltaRuleBatch& b, const float* state, const char* what
 // heads cost the same, and there are few of them). First error wins.
 template <class Fn>
 Status for_each_head(int64_t n_heads, ThreadPool* pool, Fn&& fn) {
-  std::mutex mu;
-  Status first;
-  auto run = [&](int64_t h0, int64_t h1, int) {
-    for (int64_t h = h0; h < h1; ++h) {
-      Status s = fn(h);
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (first.ok()) first = std::move(s);
-        return;
-      }
-    }
-  };
-  if (pool != nullptr && n_heads > 1) {
-    pool->parallel_for(0, n_heads, run, 1, static_cast<int>(n_heads));
-  } else {
-    run(0, n_heads, 0);
-  }
-  return first;
+  return parallel_for_status(n_heads > 1 ? pool : nullptr, 0, n_heads, [&](int64_t h0, int64_t h1, int) {
+    for (int64_t h = h0; h < h1; ++h) KZ_RETURN_IF_ERROR(fn(h));
+    return OkStatus();
+  }, 1, static_cast<int>(n_heads));
 }
 
 // Per-thread scratch, kept between calls so a prefill does not allocate

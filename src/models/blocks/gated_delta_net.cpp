@@ -81,12 +81,6 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   // token at a time (0 + tap_0 x_0 + .. + tap_{K-1} x_{K-1}), so the results
   // are identical.
   const float* taps = w.conv_taps;
-  std::vector<float> transposed;
-  if (taps == nullptr) {
-    transposed.resize(static_cast<size_t>(kernel * channels));
-    transpose_conv_taps(w.conv, kernel, channels, transposed.data());
-    taps = transposed.data();
-  }
   ScratchFloats conv(static_cast<size_t>(n_tokens * channels));
   // Channel heads: q and k (nk each), then v (nv), d channels apiece.
   for_rows_or_heads(n_tokens, 2 * nk + nv, pool, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {

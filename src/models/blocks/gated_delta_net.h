@@ -24,14 +24,17 @@ class ThreadPool;
 
 struct DeltaNetWeights {
   kernels::MatrixView qkv, gate, beta, alpha, out;
-  const float* conv = nullptr;     // [K, channels]: K taps per channel, oldest first
-  const float* conv_taps = nullptr;  // the same transposed, [channels, K]: tap k of every channel in a row
+  // The causal conv's taps, tap-major: row k holds tap k (oldest input
+  // first) of every channel. The file stores them channel-major
+  // (ssm_conv1d, GGUF shape {K, channels}); the model transposes them once.
+  const float* conv_taps = nullptr;  // [K][channels]
   const float* dt_bias = nullptr;  // [n_v_heads]
   const float* a = nullptr;        // [n_v_heads], negative
   const float* norm = nullptr;     // [head_dim]
 };
 
-// conv ([channels, K] as stored) -> out ([K, channels]), for conv_taps.
+// conv as stored (K taps per channel, channel after channel) -> out
+// (conv_taps' layout: K rows of `channels`).
 void transpose_conv_taps(const float* conv, int64_t kernel, int64_t channels, float* out);
 
 // x, out: n_tokens rows of n_embd (x already normed). Updates `state`.
