@@ -154,37 +154,46 @@ void amx_strip(const StripArgs& a) {
     auto finish = [&](const int32_t* s32, int64_t b) {
       finish_block<kQ4>(s32, panel_block(b), reinterpret_cast<const float*>(act_block(group, b) + 8 * 64), acc);
     };
+    // Each product of batch i is issued next to the float finish of one block
+    // of batch i - 1 (stored one batch earlier), and batch i's sums are
+    // stored last: finishing the whole previous batch after the stores left
+    // the vector ports idle while the products ran. No software prefetch of
+    // the next activation blocks: they come from L2 either way, and the 36
+    // prefetches per batch cost more than they saved (a standalone copy of
+    // this loop: 131 -> 110 ns per batch).
     for (int64_t i = 0; i <= n_batches; ++i) {
+      const int32_t(*prev)[16 * 16] = i > 0 ? sums[(i + 1) % 2] : nullptr;
+      const int64_t pb = 4 * (i - 1);
       if (i < n_batches) {
         const int64_t b = 4 * i;
         int32_t(*dst)[16 * 16] = sums[i % 2];
-        // The group's blocks come from L2: ask for the next batch now.
-        for (int l = 0; l < 36; ++l)
-          _mm_prefetch(reinterpret_cast<const char*>(act_block(group, b + 4) + 64 * l), _MM_HINT_T0);
         // (The tile intrinsics take literal tile numbers: written out.)
         _tile_zero(0);
         _tile_loadd(4, panel_block(b), kBlock);
         _tile_loadd(6, act_block(group, b), 64);
         _tile_dpbssd(0, 4, 6);
+        if (prev != nullptr) finish(prev[0], pb);
         _tile_zero(1);
         _tile_loadd(5, panel_block(b + 1), kBlock);
         _tile_loadd(7, act_block(group, b + 1), 64);
         _tile_dpbssd(1, 5, 7);
+        if (prev != nullptr) finish(prev[1], pb + 1);
         _tile_zero(2);
         _tile_loadd(4, panel_block(b + 2), kBlock);
         _tile_loadd(6, act_block(group, b + 2), 64);
         _tile_dpbssd(2, 4, 6);
+        if (prev != nullptr) finish(prev[2], pb + 2);
         _tile_zero(3);
         _tile_loadd(5, panel_block(b + 3), kBlock);
         _tile_loadd(7, act_block(group, b + 3), 64);
         _tile_dpbssd(3, 5, 7);
+        if (prev != nullptr) finish(prev[3], pb + 3);
         _tile_stored(0, dst[0], 64);
         _tile_stored(1, dst[1], 64);
         _tile_stored(2, dst[2], 64);
         _tile_stored(3, dst[3], 64);
-      }
-      if (i > 0) {
-        for (int j = 0; j < 4; ++j) finish(sums[(i - 1) % 2][j], 4 * (i - 1) + j);
+      } else if (prev != nullptr) {
+        for (int j = 0; j < 4; ++j) finish(prev[j], pb + j);
       }
     }
     for (int64_t b = 4 * n_batches; b < nb; ++b) {  // the last nb % 4 blocks
