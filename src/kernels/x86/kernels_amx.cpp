@@ -131,6 +131,33 @@ template <bool kQ4>
   }
 }
 
+// In: lane j of r[i] is M[i][j]. Out: lane i of r[j] is M[i][j].
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_shuffle_f32x4(u[i], u[i + 4], 0x88);
+    t[i + 4] = _mm512_shuffle_f32x4(u[i], u[i + 4], 0xDD);
+    t[i + 8] = _mm512_shuffle_f32x4(u[i + 8], u[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_f32x4(u[i + 8], u[i + 12], 0xDD);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
+    r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
+    r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xDD);
+  }
+}
+
 template <bool kQ4>
 void amx_strip(const StripArgs& a) {
   configure_tiles();
@@ -143,7 +170,6 @@ void amx_strip(const StripArgs& a) {
   // Blocks go in batches of four (tiles 0-3); the sums of batch i are
   // turned into floats while batch i + 1's products run.
   alignas(64) int32_t sums[2][4][16 * 16];
-  alignas(64) float out[16][16];
   const int64_t n_tok = a.x.n_tokens;
   const int64_t n_batches = nb / 4;
   auto act_block = [&](const uint8_t* group, int64_t b) { return group + static_cast<size_t>(b) * kActBlockBytes; };
@@ -214,12 +240,13 @@ void amx_strip(const StripArgs& a) {
       _tile_stored(0, sums[0][0], 64);
       finish(sums[0][0], b);
     }
-    for (int r = 0; r < 16; ++r) _mm512_store_ps(out[r], acc[r]);
+    // acc[r] holds row r for the 16 tokens; y wants each token's rows side
+    // by side. Transposed in registers (element by element through memory
+    // took a tenth of the strip's time).
+    transpose16(acc);
     const int64_t n = n_tok - t0 < kTokens ? n_tok - t0 : kTokens;
-    for (int64_t t = 0; t < n; ++t) {
-      float* y = a.y + static_cast<size_t>(t0 + t) * a.ldy;
-      for (int64_t r = 0; r < a.n_rows; ++r) y[r] = out[r][t];
-    }
+    const __mmask16 rows = static_cast<__mmask16>((1u << a.n_rows) - 1u);
+    for (int64_t t = 0; t < n; ++t) _mm512_mask_storeu_ps(a.y + static_cast<size_t>(t0 + t) * a.ldy, rows, acc[t]);
   }
 }
 
