@@ -178,7 +178,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kRegistration(setup_bench);
+const CommandRegistration kBenchRegistration(setup_bench);
 
 }  // namespace
 }  // namespace kazeia::cli

@@ -85,7 +85,7 @@ void setup_chat(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kRegistration(setup_chat);
+const CommandRegistration kChatRegistration(setup_chat);
 
 }  // namespace
 }  // namespace kazeia::cli

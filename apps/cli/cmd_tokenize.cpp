@@ -128,7 +128,7 @@ void setup_tokenize(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kRegistration(setup_tokenize);
+const CommandRegistration kTokenizeRegistration(setup_tokenize);
 
 }  // namespace
 

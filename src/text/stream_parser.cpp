@@ -17,8 +17,6 @@ constexpr std::string_view kCallClose = "</tool_call>";
 constexpr std::string_view kListOpen = "<tool_calls>";
 constexpr std::string_view kListClose = "</tool_calls>";
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 // How many bytes at the end of `s` begin a UTF-8 sequence that later bytes
 // could still complete (0 when the end is a character boundary). Invalid
 // bytes are not held: they can never complete.
@@ -163,7 +161,7 @@ bool StreamParser::run_call_body(std::vector<StreamEvent>& out) {
 void StreamParser::add_text(std::string_view text, std::vector<StreamEvent>& out) {
   if (at_segment_start_) {
     size_t i = 0;
-    while (i < text.size() && is_space(text[i])) ++i;
+    while (i < text.size() && is_markup_space(text[i])) ++i;
     text.remove_prefix(i);
     if (text.empty()) return;
     at_segment_start_ = false;
@@ -173,7 +171,7 @@ void StreamParser::add_text(std::string_view text, std::vector<StreamEvent>& out
   // Hold an incomplete character and, before it, trailing whitespace (it is
   // dropped if a tag follows); emit the rest now.
   size_t cut = pending_.size() - incomplete_utf8_tail(pending_);
-  while (cut > 0 && is_space(pending_[cut - 1])) --cut;
+  while (cut > 0 && is_markup_space(pending_[cut - 1])) --cut;
   if (cut == 0) return;
   emit_text(std::string_view(pending_).substr(0, cut), out);
   pending_.erase(0, cut);
@@ -181,7 +179,7 @@ void StreamParser::add_text(std::string_view text, std::vector<StreamEvent>& out
 
 void StreamParser::end_segment(std::vector<StreamEvent>& out) {
   size_t end = pending_.size();
-  while (end > 0 && is_space(pending_[end - 1])) --end;
+  while (end > 0 && is_markup_space(pending_[end - 1])) --end;
   emit_text(std::string_view(pending_).substr(0, end), out);
   pending_.clear();
   at_segment_start_ = true;

@@ -15,16 +15,14 @@ constexpr std::string_view kFunctionClose = "</function>";
 constexpr std::string_view kParameterOpen = "<parameter=";
 constexpr std::string_view kParameterClose = "</parameter>";
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  while (!s.empty() && is_markup_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_markup_space(s.back())) s.remove_suffix(1);
   return s;
 }
 
 size_t skip_space(std::string_view s, size_t pos) {
-  while (pos < s.size() && is_space(s[pos])) ++pos;
+  while (pos < s.size() && is_markup_space(s[pos])) ++pos;
   return pos;
 }
 

@@ -69,4 +69,7 @@ nlohmann::ordered_json type_parameter_value(std::string_view raw_value, const nl
 // The example of the right syntax that error messages end with.
 std::string tool_call_syntax_hint(ToolCallFormat format);
 
+// The whitespace the parsers skip between tags and around bodies.
+inline bool is_markup_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 }  // namespace kazeia::text
