@@ -193,7 +193,7 @@ void setup_agent(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kAgentRegistration(setup_agent);
+const CommandRegistration kAgentRegistration("agent", setup_agent);
 
 }  // namespace
 }  // namespace kazeia::cli

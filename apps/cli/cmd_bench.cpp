@@ -178,7 +178,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kBenchRegistration(setup_bench);
+const CommandRegistration kBenchRegistration("bench", setup_bench);
 
 }  // namespace
 }  // namespace kazeia::cli

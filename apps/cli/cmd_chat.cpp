@@ -85,7 +85,7 @@ void setup_chat(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kChatRegistration(setup_chat);
+const CommandRegistration kChatRegistration("chat", setup_chat);
 
 }  // namespace
 }  // namespace kazeia::cli

@@ -111,7 +111,7 @@ void setup_gen_model(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kGenModelRegistration(setup_gen_model);
+const CommandRegistration kGenModelRegistration("gen-model", setup_gen_model);
 }  // namespace
 
 }  // namespace kazeia::cli

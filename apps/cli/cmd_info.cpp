@@ -31,7 +31,7 @@ void setup_info(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kInfoRegistration(setup_info);
+const CommandRegistration kInfoRegistration("info", setup_info);
 }  // namespace
 
 }  // namespace kazeia::cli

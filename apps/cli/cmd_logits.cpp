@@ -45,7 +45,7 @@ void setup_logits(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kLogitsRegistration(setup_logits);
+const CommandRegistration kLogitsRegistration("logits", setup_logits);
 
 }  // namespace
 }  // namespace kazeia::cli

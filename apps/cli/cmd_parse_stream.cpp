@@ -82,7 +82,7 @@ void setup_parse_stream(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kParseStreamRegistration(setup_parse_stream);
+const CommandRegistration kParseStreamRegistration("parse-stream", setup_parse_stream);
 
 }  // namespace
 

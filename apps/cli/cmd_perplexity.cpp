@@ -76,7 +76,7 @@ void setup_perplexity(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kPerplexityRegistration(setup_perplexity);
+const CommandRegistration kPerplexityRegistration("perplexity", setup_perplexity);
 
 }  // namespace
 }  // namespace kazeia::cli

@@ -99,7 +99,7 @@ void setup_run(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kRunRegistration(setup_run);
+const CommandRegistration kRunRegistration("run", setup_run);
 
 }  // namespace
 }  // namespace kazeia::cli

@@ -67,7 +67,7 @@ void setup_template(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kTemplateRegistration(setup_template);
+const CommandRegistration kTemplateRegistration("template", setup_template);
 
 }  // namespace
 

@@ -128,7 +128,7 @@ void setup_tokenize(CLI::App& app, std::function<int()>* run) {
   });
 }
 
-const CommandRegistration kTokenizeRegistration(setup_tokenize);
+const CommandRegistration kTokenizeRegistration("tokenize", setup_tokenize);
 
 }  // namespace
 

@@ -7,8 +7,8 @@
 
 namespace kazeia::cli {
 
-std::vector<CommandSetup>& command_registry() {
-  static std::vector<CommandSetup> registry;
+std::map<std::string, CommandSetup>& command_registry() {
+  static std::map<std::string, CommandSetup> registry;
   return registry;
 }
 
@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("kazeia ") + kazeia::version_string());
   app.require_subcommand(1);
   std::function<int()> run;
-  for (auto setup : kazeia::cli::command_registry()) setup(app, &run);
+  for (const auto& [verb, setup] : kazeia::cli::command_registry()) setup(app, &run);
   CLI11_PARSE(app, argc, argv);
   return run ? run() : 1;
 }
