@@ -70,6 +70,13 @@ struct StripArgs {
   // (null: nothing worth it).
   const uint8_t* prefetch = nullptr;
   size_t prefetch_bytes = 0;
+  // Cache lines of `prefetch` per part, for a kernel that spreads them over
+  // `parts` units of its work (the last part may reach past the end: hints
+  // only). 0 when there is nothing to prefetch.
+  size_t prefetch_lines_per(int64_t parts) const {
+    const size_t per = 64 * static_cast<size_t>(parts);
+    return prefetch == nullptr ? 0 : (prefetch_bytes + per - 1) / per;
+  }
   ref::VecDotFn dot = nullptr;  // the table's dot for this type (generic strips loop over it)
   // tile_strip only: the tokens interleaved by tile_acts, groups of 16
   // (the last one padded with zero tokens), tile_group_bytes apart.

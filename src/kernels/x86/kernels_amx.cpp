@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include <cpuid.h>
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -177,14 +176,11 @@ void amx_strip(const StripArgs& a) {
   // The next strip's rows (matmul passes them) are fetched into L2 a slice
   // per token group: unpacked at the start of the next call, they would
   // otherwise come from memory while the tile unit waits.
-  const size_t next_lines = a.prefetch != nullptr ? (a.prefetch_bytes + 63) / 64 : 0;
-  const int64_t n_groups = (n_tok + kTokens - 1) / kTokens;
-  const size_t lines_per_group = (next_lines + static_cast<size_t>(n_groups) - 1) / static_cast<size_t>(n_groups);
+  const size_t lines_per_group = a.prefetch_lines_per((n_tok + kTokens - 1) / kTokens);
   for (int64_t t0 = 0; t0 < n_tok; t0 += kTokens) {
     const uint8_t* group = a.tiles + static_cast<size_t>(t0 / kTokens) * a.tile_group_bytes;
-    for (size_t l = static_cast<size_t>(t0 / kTokens) * lines_per_group, e = std::min(next_lines, l + lines_per_group);
-         l < e; ++l)
-      _mm_prefetch(reinterpret_cast<const char*>(a.prefetch + 64 * l), _MM_HINT_T1);
+    const uint8_t* next = a.prefetch + 64 * lines_per_group * static_cast<size_t>(t0 / kTokens);
+    for (size_t l = 0; l < lines_per_group; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
     __m512 acc[16];
     for (auto& v : acc) v = _mm512_setzero_ps();
     auto finish = [&](const int32_t* s32, int64_t b) {

@@ -256,10 +256,8 @@ struct StripRunner {
       tokens(0, static_cast<int>(n_tok));
       // What the caller reads next, spread over the units.
       Prefetch pf;
-      if (a.prefetch != nullptr) {
-        pf.next = a.prefetch;
-        pf.lines = static_cast<int>((a.prefetch_bytes + 64 * static_cast<size_t>(nb) - 1) / (64 * static_cast<size_t>(nb)));
-      }
+      pf.next = a.prefetch;
+      pf.lines = static_cast<int>(a.prefetch_lines_per(nb));
       pass_n<false>(static_cast<int>(n_tok), rows, nullptr, nb, tok, a.y, a.ldy, n_rows, pf);
       return;
     }

@@ -38,7 +38,7 @@ Status check_batch(const DeltaRuleBatch& b, const float* state, const char* what
 // heads cost the same, and there are few of them). First error wins.
 template <class Fn>
 Status for_each_head(int64_t n_heads, ThreadPool* pool, Fn&& fn) {
-  return parallel_for_status(n_heads > 1 ? pool : nullptr, 0, n_heads, [&](int64_t h0, int64_t h1, int) {
+  return parallel_for_status(pool, 0, n_heads, [&](int64_t h0, int64_t h1, int) {
     for (int64_t h = h0; h < h1; ++h) KZ_RETURN_IF_ERROR(fn(h));
     return OkStatus();
   }, 1, static_cast<int>(n_heads));
