@@ -17,8 +17,10 @@ namespace {
 std::vector<int> parse_threads(const std::string& s) {
   std::vector<int> out;
   auto ids = parse_token_list(s);
+  // 0 resolves here, so that a decode row (which reports the engine's
+  // thread count) finds the bandwidth probed with the same count.
   if (ids.ok())
-    for (int32_t v : *ids) out.push_back(v);
+    for (int32_t v : *ids) out.push_back(resolve_thread_count(v));
   return out;
 }
 

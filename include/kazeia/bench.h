@@ -26,6 +26,10 @@ struct BenchSample {
 Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitions);
 Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions);
 
+// The thread count an engine or the bandwidth probe runs with when asked
+// for n: n itself when positive, otherwise the physical cores available.
+int resolve_thread_count(int n);
+
 // Read bandwidth in bytes/second: n_threads threads sum a buffer of `bytes`
 // (default 1 GiB, far beyond the caches) several times; the best pass counts.
 double measure_read_bandwidth(int n_threads, uint64_t bytes = uint64_t{1} << 30, int passes = 5);

@@ -92,6 +92,8 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions)
   return sample;
 }
 
+int resolve_thread_count(int n) { return n > 0 ? n : physical_core_count(); }
+
 double measure_read_bandwidth(int n_threads, uint64_t bytes, int passes) {
   ThreadPool pool(n_threads);
   const size_t n = static_cast<size_t>(bytes / sizeof(uint64_t));

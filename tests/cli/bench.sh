@@ -39,4 +39,14 @@ peak=$(sed -n 's/^peak RSS: \([0-9.]*\) MiB.*/\1/p' "$tmp/out.txt")
 # needs tens of MiB (more under the sanitizers, so no tighter bound here).
 python3 -c "import sys; sys.exit(0 if float('$peak') < 512 else 1)" || fail "peak RSS $peak MiB includes the bandwidth probe"
 if [ "$sanitized" = 0 ]; then grep -q "within" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "peak RSS not within its bound"; }; fi
+# Without -t (the default, 0 = the physical cores) the decode row is rated
+# against a probe with the same thread count: a bandwidth ratio is there.
+"$KAZEIA" bench -m "$tmp/m.gguf" -p 0 -n 4 -r 1 --bandwidth --bandwidth-mib 64 --json > "$tmp/default.json"
+python3 - "$tmp/default.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+tg = [r for r in rows if r["test"] == "tg4"]
+assert len(tg) == 1 and tg[0]["threads"] >= 1, rows
+assert tg[0].get("read_bandwidth", 0) > 1e8 and tg[0].get("bandwidth_ratio", 0) > 0, tg
+PY
 echo "bench: ok (peak RSS $peak MiB)"
