@@ -69,8 +69,9 @@ void flush_tiny(float* x, int64_t n, float limit) {
   for (int64_t i = 0; i < n; ++i) x[i] = std::fabs(x[i]) < limit ? 0.0f : x[i];
 }
 
-// max |x[i]| over 8 independent lanes: a single running max is a serial
-// dependency the compiler may not reorder; eight of them vectorise.
+// max |x[i]| over 8 independent lanes (a single running max is one long
+// serial dependency), NaNs skipped. GCC keeps it scalar: abs_range below is
+// the fast form, this one is for a state holding NaNs.
 float max_abs(const float* x, int64_t n) {
   float m[8] = {};
   int64_t i = 0;
@@ -79,6 +80,41 @@ float max_abs(const float* x, int64_t n) {
   for (; i < n; ++i) m[0] = std::max(m[0], std::fabs(x[i]));
   float r = 0.0f;
   for (float v : m) r = std::max(r, v);
+  return r;
+}
+
+// min |x[i]| and max |x[i]| in one pass, on the bit patterns: for |x| (sign
+// cleared) integer order is float order, and integer min / max vectorise
+// where float ones do not (GCC keeps std::min / std::max of floats scalar
+// for their NaN and signed-zero rules). The state's flush (fold_rows) needs
+// a second pass only when the smallest entry is below its limit. A NaN
+// entry has the largest pattern and shows up as max = NaN.
+struct AbsRange {
+  float min, max;
+};
+AbsRange abs_range(const float* x, int64_t n) {
+  constexpr int32_t kInf = 0x7f800000;
+  int32_t lo[8], hi[8];
+  std::fill_n(lo, 8, kInf);
+  std::fill_n(hi, 8, 0);
+  auto bits = [](const float* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v & 0x7fffffff;
+  };
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) {
+      const int32_t v = bits(x + i + l);
+      lo[l] = v < lo[l] ? v : lo[l];
+      hi[l] = v > hi[l] ? v : hi[l];
+    }
+  for (; i < n; ++i) lo[0] = std::min(lo[0], bits(x + i)), hi[0] = std::max(hi[0], bits(x + i));
+  int32_t mn = kInf, mx = 0;
+  for (int l = 0; l < 8; ++l) mn = std::min(mn, lo[l]), mx = std::max(mx, hi[l]);
+  AbsRange r;
+  std::memcpy(&r.min, &mn, sizeof mn);
+  std::memcpy(&r.max, &mx, sizeof mx);
   return r;
 }
 
@@ -148,22 +184,20 @@ struct TailHead {
 // W and Q share one buffer (W's n rows, then Q's), and so do W S and Q S:
 // one product reads S once for both (decode reads every S once per token).
 struct RowScratch {
-  float *wq, *k, *v;  // 2n x d_k (W rows, then q rows), n x d_k, n x d_v
+  float* wq;          // 2n x d_k (W rows, then q rows)
   float *kk, *p, *e;  // n x C: k.k, q.k, e^{G_t - G_s}
   float *wsqs, *pd;   // 2n x d_v (W S, then Q S), n x d_v (P D)
   float* kd_t;        // d_k x C: (e^{G_last - G_s} K)^T
-  float* upd;         // d_k x d_v: the state's update
   static size_t floats(int64_t c, int64_t dk, int64_t dv) {
-    return static_cast<size_t>(3 * c * dk + 4 * c * dv + 3 * c * c + dk * c + dk * dv);
+    return static_cast<size_t>(2 * c * dk + 3 * c * dv + 3 * c * c + dk * c);
   }
   RowScratch(float* base, int64_t c, int64_t dk, int64_t dv) {
     float* p0 = base;
     auto take = [&](int64_t n) { float* r = p0; p0 += n; return r; };
-    wq = take(2 * c * dk); k = take(c * dk); v = take(c * dv);
+    wq = take(2 * c * dk);
     kk = take(c * c); p = take(c * c); e = take(c * c);
     wsqs = take(2 * c * dv); pd = take(c * dv);
     kd_t = take(dk * c);
-    upd = take(dk * dv);
   }
 };
 
@@ -183,9 +217,7 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
     const int64_t tt = t_first + j, i = m + j;
     if (outputs) std::copy_n(b.q + tt * b.q_stride + hk * dk, dk, q + j * dk);
     const float* k = b.k + tt * b.k_stride + hk * dk;
-    std::copy_n(k, dk, c.k + j * dk);
     for (int64_t x = 0; x < dk; ++x) th.kt[x * C + i] = k[x];
-    std::copy_n(b.v + tt * b.v_stride + h * dv, dv, c.v + j * dv);
     th.beta[i] = b.beta[tt * nv + h];
     acc += static_cast<double>(b.g[tt * nv + h]);
     th.G[i] = acc;
@@ -196,7 +228,11 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
     for (int64_t s2 = 0; s2 <= m + j; ++s2) c.e[j * C + s2] = decay_factor(th.G[m + j] - th.G[s2]);
 
   // kk[t][s] = k_t . k_s,  p[t][s] = q_t . k_s.
-  product(n, end, dk, c.k, dk, th.kt, C, c.kk, C);
+  // K and V rows are read where they are, in the batch (rows k_stride /
+  // v_stride apart).
+  const float* const k_rows = b.k + t_first * b.k_stride + hk * dk;
+  const float* const v_rows = b.v + t_first * b.v_stride + h * dv;
+  product(n, end, dk, k_rows, b.k_stride, th.kt, C, c.kk, C);
   if (outputs) product(n, end, dk, q, dk, th.kt, C, c.p, C);
 
   // T = (I + A)^-1 by forward substitution over rows:
@@ -217,8 +253,8 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
   for (int64_t j = 0; j < n; ++j) {
     const int64_t i = m + j;
     const float bw = th.beta[i] * decay_factor(th.G[i]);
-    for (int64_t x = 0; x < dk; ++x) th.xw[i * dk + x] = bw * c.k[j * dk + x];
-    for (int64_t x = 0; x < dv; ++x) th.xu[i * dv + x] = th.beta[i] * c.v[j * dv + x];
+    for (int64_t x = 0; x < dk; ++x) th.xw[i * dk + x] = bw * k_rows[j * b.k_stride + x];
+    for (int64_t x = 0; x < dv; ++x) th.xu[i * dv + x] = th.beta[i] * v_rows[j * b.v_stride + x];
   }
   const float* t_rows = th.tri + m * C;
   product(n, dk, end, t_rows, C, th.xw, dk, w, dk);
@@ -251,19 +287,25 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
 }
 
 // S <- S after the chunk's first `rows` rows:
-// S_n = e^{G_n} S_0 + sum_s e^{G_n - G_s} k_s D_s^T, upd[i][j] = sum_s Kd[s][i] D[s][j].
+// S_n = e^{G_n} S_0 + sum_s e^{G_n - G_s} k_s D_s^T: S is scaled in place and
+// the products accumulate onto it (each entry: e^{G_n} S_0[i][j], then the
+// fma chain over s of Kd[s][i] D[s][j]). Every path (batch, pieces, one
+// token at a time, rollback) folds here, so they keep giving the same bits.
 // Returns whether the new state is all zero.
 bool fold_rows(float* s, int64_t rows, int64_t C, int64_t dk, int64_t dv, const TailHead& th, const RowScratch& c) {
   for (int64_t t = 0; t < rows; ++t) {
     const float kd = decay_factor(th.G[rows - 1] - th.G[t]);
     for (int64_t i = 0; i < dk; ++i) c.kd_t[i * C + t] = kd * th.kt[i * C + t];
   }
-  product(dk, dv, rows, c.kd_t, C, th.d, dv, c.upd, dv);
   const float total = decay_factor(th.G[rows - 1]);
-  for (int64_t i = 0; i < dk * dv; ++i) s[i] = total * s[i] + c.upd[i];
-  const float peak = max_abs(s, dk * dv);
-  flush_tiny(s, dk * dv, peak * kTinyRelative);
-  return peak == 0.0f;
+  for (int64_t i = 0; i < dk * dv; ++i) s[i] *= total;
+  kernels::gemm_f32_acc(dk, dv, rows, c.kd_t, static_cast<size_t>(C), th.d, static_cast<size_t>(dv), s,
+                        static_cast<size_t>(dv));
+  AbsRange range = abs_range(s, dk * dv);
+  if (std::isnan(range.max)) range = {0.0f, max_abs(s, dk * dv)};  // the peak over the non-NaN entries
+  const float limit = range.max * kTinyRelative;
+  if (range.min < limit) flush_tiny(s, dk * dv, limit);  // (zeros stay zeros)
+  return range.max == 0.0f;
 }
 
 // Head h over the batch, starting with m rows in its tail.
