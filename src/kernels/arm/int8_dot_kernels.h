@@ -20,6 +20,7 @@
 
 #include <arm_neon.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/arm/neon_util.h"
@@ -55,11 +56,11 @@ inline Q8_0Quants q4_0_quants(const uint8_t* block) {
 
 // Shared body of the Q4_0 and Q8_0 dots. Four blocks per step: their exact
 // integer sums land in one vector (sum_lanes_4) and are scaled in one go;
-// the four block results are then added to the running sum one after the
+// the four block results are then fused into the running sum one after the
 // other. That is the reference's float arithmetic operation for operation,
-// so the result is ref::vec_dot_q4_0 / _q8_0 bit for bit (given no
+// so the result is ref::vec_dot_q4_0 / _q8_0 bit for bit (given no other
 // contraction into fused multiply-adds, see cmake/ArmCrossBuild.cmake). The
-// serial float add costs little next to a block's integer work.
+// serial float fma costs little next to a block's integer work.
 template <typename Dot, size_t kBlockBytes, Q8_0Quants (*Unpack)(const uint8_t*),
           ScaleOrder kOrder>
 float dot_legacy_q8_0(int64_t n, const uint8_t* w_row, const void* x_row) {
@@ -80,18 +81,18 @@ float dot_legacy_q8_0(int64_t n, const uint8_t* w_row, const void* x_row) {
     const float32x4_t dw =
         halves_to_f32x4(w_scale(ib), w_scale(ib + 1), w_scale(ib + 2), w_scale(ib + 3));
     const float32x4_t dx = halves_to_f32x4(x[ib].d, x[ib + 1].d, x[ib + 2].d, x[ib + 3].d);
-    const float32x4_t block = scale_sums<kOrder>(vcvtq_f32_s32(sumi), dw, dx);
-    sumf += vgetq_lane_f32(block, 0);
-    sumf += vgetq_lane_f32(block, 1);
-    sumf += vgetq_lane_f32(block, 2);
-    sumf += vgetq_lane_f32(block, 3);
+    const ScaledSums s = scale_sums<kOrder>(vcvtq_f32_s32(sumi), dw, dx);
+    sumf = std::fma(vgetq_lane_f32(s.a, 0), vgetq_lane_f32(s.b, 0), sumf);
+    sumf = std::fma(vgetq_lane_f32(s.a, 1), vgetq_lane_f32(s.b, 1), sumf);
+    sumf = std::fma(vgetq_lane_f32(s.a, 2), vgetq_lane_f32(s.b, 2), sumf);
+    sumf = std::fma(vgetq_lane_f32(s.a, 3), vgetq_lane_f32(s.b, 3), sumf);
   }
   for (; ib < nb; ++ib) {
     const Q8_0Quants w = Unpack(w_block(ib));
     const float sumi = static_cast<float>(vaddvq_s32(dot_block32<Dot>(w.lo, w.hi, x[ib].qs)));
     const float dw = half_to_float(w_scale(ib));
     const float dx = half_to_float(x[ib].d);
-    sumf += kOrder == ScaleOrder::kWeightFirst ? (sumi * dw) * dx : sumi * (dw * dx);
+    sumf = kOrder == ScaleOrder::kWeightFirst ? std::fma(sumi * dw, dx, sumf) : std::fma(dw * dx, sumi, sumf);
   }
   return sumf;
 }

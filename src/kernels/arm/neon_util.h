@@ -60,16 +60,19 @@ inline int32x4_t sum_lanes_4(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d)
   return vpaddq_s32(vpaddq_s32(a, b), vpaddq_s32(c, d));
 }
 
-// How the reference applies the two fp16 scales to a legacy block's
-// integer sum (ggml's generic code differs between the formats, and the
-// reference keeps that):
-//   Q4_0: (sumi * d_w) * d_x       Q8_0: sumi * (d_w * d_x)
+// How the reference adds a legacy block's integer sum, scaled by the two
+// fp16 scales, to the running sum (ref/vec_dot_legacy.cpp):
+//   Q4_0: fma(sumi * d_w, d_x, acc)       Q8_0: fma(d_w * d_x, sumi, acc)
+// The two factors of the fused multiply-add, per lane.
 enum class ScaleOrder { kWeightFirst, kProductOfScales };
 
+struct ScaledSums {
+  float32x4_t a, b;  // the block's contribution is a * b, fused into the add
+};
 template <ScaleOrder kOrder>
-inline float32x4_t scale_sums(float32x4_t sumi, float32x4_t dw, float32x4_t dx) {
-  if constexpr (kOrder == ScaleOrder::kWeightFirst) return vmulq_f32(vmulq_f32(sumi, dw), dx);
-  return vmulq_f32(sumi, vmulq_f32(dw, dx));
+inline ScaledSums scale_sums(float32x4_t sumi, float32x4_t dw, float32x4_t dx) {
+  if constexpr (kOrder == ScaleOrder::kWeightFirst) return {vmulq_f32(sumi, dw), dx};
+  return {vmulq_f32(dw, dx), sumi};
 }
 
 // Q4 nibbles of 16 bytes as signed 8-bit values: low (byte & 15) and high

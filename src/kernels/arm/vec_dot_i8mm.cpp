@@ -87,7 +87,8 @@ void dot_2x2(int64_t n, const uint8_t* w_rows, size_t w_row_bytes, const void* x
     const float32x4_t dw = halves_to_f32x4(dw0, dw0, dw1, dw1);
     const float32x4_t dx = halves_to_f32x4(dx0, dx1, dx0, dx1);
     const float32x4_t sumi = vcvtq_f32_s32(sums);
-    acc = vaddq_f32(acc, scale_sums<kOrder>(sumi, dw, dx));
+    const ScaledSums s = scale_sums<kOrder>(sumi, dw, dx);
+    acc = vfmaq_f32(acc, s.a, s.b);
   }
   y[0] = vgetq_lane_f32(acc, 0);             // w0 . x0
   y[y_stride] = vgetq_lane_f32(acc, 1);      // w0 . x1

@@ -3,7 +3,7 @@
 // time, so every (row, token, block) integer sum is exact (TDPBSSD, signed
 // x signed, no bias) and the float update afterwards is the reference's,
 // vectorised across the 16 tokens:
-//   Q4_0: acc += (sumi * d_w) * d_x        Q8_0: acc += (d_w * d_x) * sumi
+//   Q4_0: acc = fma(sumi * d_w, d_x, acc)   Q8_0: acc = fma(d_w * d_x, sumi, acc)
 // The results are bit-identical to ref::vec_dot_q4_0 / _q8_0 (and so to
 // every other variant), whatever the batch.
 //
@@ -22,6 +22,7 @@
 #include <cpuid.h>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "kernels/x86/x86_kernels.h"
@@ -32,6 +33,7 @@
 #pragma GCC optimize("fp-contract=off")
 // GCC 12 reports its own _mm*_undefined_* idiom in the intrinsics headers.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #elif defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #endif
@@ -114,20 +116,30 @@ void pack_panel(const StripArgs& a, int64_t nb, uint8_t* panel) {
   }
 }
 
+// f(std::integral_constant<int, i>) for i = 0 .. N-1. The accumulators are
+// indexed only through this: GCC splits an array into registers only when
+// every index is a constant from the start (a loop unrolled later is too
+// late), and left in memory they cost a load and a store per row and block.
+template <int N, class F>
+[[gnu::always_inline]] inline void unroll(F&& f) {
+  [&]<int... I>(std::integer_sequence<int, I...>) [[gnu::always_inline]] { (f(std::integral_constant<int, I>{}), ...); }(
+      std::make_integer_sequence<int, N>{});
+}
+
 template <bool kQ4>
 [[gnu::always_inline]] inline void finish_block(const int32_t* sums, const uint8_t* panel_block, const float* dx_ptr,
                                                 __m512 acc[16]) {
   const __m512 dx = _mm512_loadu_ps(dx_ptr);
   const auto* dw = reinterpret_cast<const float*>(panel_block + 16 * kBlock);
-  for (int r = 0; r < 16; ++r) {
+  unroll<16>([&](auto r) [[gnu::always_inline]] {
     const __m512 s = _mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * r));
     const __m512 d = _mm512_set1_ps(dw[r]);
     if constexpr (kQ4) {
-      acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(_mm512_mul_ps(s, d), dx));
+      acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(s, d), dx, acc[r]);
     } else {
-      acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(_mm512_mul_ps(d, dx), s));
+      acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(d, dx), s, acc[r]);
     }
-  }
+  });
 }
 
 // In: lane j of r[i] is M[i][j]. Out: lane i of r[j] is M[i][j].
@@ -157,8 +169,10 @@ inline void transpose16(__m512 r[16]) {
   }
 }
 
+// flatten: the unroll lambdas inlined too (GCC left some out of line, and
+// the accumulators went back to memory).
 template <bool kQ4>
-void amx_strip(const StripArgs& a) {
+[[gnu::flatten]] void amx_strip(const StripArgs& a) {
   configure_tiles();
   const int64_t nb = a.n_in / kBlock;
   thread_local std::vector<uint8_t> panel_buf;
@@ -182,7 +196,7 @@ void amx_strip(const StripArgs& a) {
     const uint8_t* next = a.prefetch + 64 * lines_per_group * static_cast<size_t>(t0 / kTokens);
     for (size_t l = 0; l < lines_per_group; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
     __m512 acc[16];
-    for (auto& v : acc) v = _mm512_setzero_ps();
+    unroll<16>([&](auto r) [[gnu::always_inline]] { acc[r] = _mm512_setzero_ps(); });
     auto finish = [&](const int32_t* s32, int64_t b) {
       finish_block<kQ4>(s32, panel_block(b), reinterpret_cast<const float*>(act_block(group, b) + 8 * 64), acc);
     };
@@ -239,10 +253,12 @@ void amx_strip(const StripArgs& a) {
     // acc[r] holds row r for the 16 tokens; y wants each token's rows side
     // by side. Transposed in registers (element by element through memory
     // took a tenth of the strip's time).
-    transpose16(acc);
+    __m512 out[16];  // (a copy: transpose16 indexes in loops)
+    unroll<16>([&](auto r) [[gnu::always_inline]] { out[r] = acc[r]; });
+    transpose16(out);
     const int64_t n = n_tok - t0 < kTokens ? n_tok - t0 : kTokens;
     const __mmask16 rows = static_cast<__mmask16>((1u << a.n_rows) - 1u);
-    for (int64_t t = 0; t < n; ++t) _mm512_mask_storeu_ps(a.y + static_cast<size_t>(t0 + t) * a.ldy, rows, acc[t]);
+    for (int64_t t = 0; t < n; ++t) _mm512_mask_storeu_ps(a.y + static_cast<size_t>(t0 + t) * a.ldy, rows, out[t]);
   }
 }
 

@@ -6,10 +6,12 @@
 // the byte xor 0x80), and the aux word corr = -bias * sum(x) of each block
 // (x86_kernels.h) starts the dot chain, so the integer block sum is exactly
 // the reference's. The float update then reproduces the reference's
-// expression operation for operation (files compiled with fp-contract off),
-// so every output is bit-identical to ref::vec_dot_*:
-//   Q4_0:       acc += (sumi * d_w) * d_x
-//   Q5_0, Q8_0: acc += (d_w * d_x) * sumi
+// expression operation for operation (files compiled with fp-contract off,
+// fma only where the reference has one), so every output is bit-identical
+// to ref::vec_dot_*:
+//   Q4_0:       acc = fma(sumi * d_w, d_x, acc)
+//   Q8_0:       acc = fma(d_w * d_x, sumi, acc)
+//   Q5_0:       acc += (d_w * d_x) * sumi
 //   Q4_1, Q5_1: acc += (d_w * d_x) * sumi + m_w * s_x
 //
 // Two decoders per format:
@@ -60,7 +62,9 @@ struct LegacyFmt {
                                                        typename Isa::VF acc) {
     const typename Isa::VF dx = Isa::bcst_f32(aux_block);
     if constexpr (F == Legacy::kQ4_0) {
-      return Isa::add(acc, Isa::mul(Isa::mul(Isa::cvt(isum), d), dx));
+      return Isa::fmadd(Isa::mul(Isa::cvt(isum), d), dx, acc);
+    } else if constexpr (F == Legacy::kQ8_0) {
+      return Isa::fmadd(Isa::mul(d, dx), Isa::cvt(isum), acc);
     } else if constexpr (kMin) {
       const typename Isa::VF sx = Isa::bcst_f32(aux_block + 4);
       return Isa::add(acc, Isa::add(Isa::mul(Isa::mul(d, dx), Isa::cvt(isum)), Isa::mul(m, sx)));
