@@ -161,8 +161,12 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
           float alpha;
           const float sum = softmax_online_row(sr, valid, n_k, scale, &m[static_cast<size_t>(r)], &alpha, p.data() + r * n_k);
           l[static_cast<size_t>(r)] = l[static_cast<size_t>(r)] * alpha + sum;
-          float* orow = o.data() + r * dv;
-          for (int64_t i = 0; i < dv; ++i) orow[i] *= alpha;
+          // alpha is exactly 1 while the row's maximum stays put (most
+          // tiles after the first): x * 1 is x, so the pass is skipped.
+          if (alpha != 1.0f) {
+            float* orow = o.data() + r * dv;
+            for (int64_t i = 0; i < dv; ++i) orow[i] *= alpha;
+          }
         }
         gemm_f32_acc(rows, dv, n_k, p.data(), static_cast<size_t>(n_k), vr, static_cast<size_t>(dv), o.data(), static_cast<size_t>(dv));
       }
