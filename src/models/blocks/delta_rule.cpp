@@ -317,7 +317,8 @@ void chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t C, int64_t m, floa
   // boundary (decode would read every S once more per token): mid-chunk
   // the products run, and with a zero S they give +0, which changes no bit
   // of D or of the outputs.
-  bool state_zero = m == 0 && max_abs(s, dk * dv) == 0.0f;
+  // (A state holding a NaN is not zero: its products run.)
+  bool state_zero = m == 0 && abs_range(s, dk * dv).max == 0.0f;
   for (int64_t t = 0; t < b.n_tokens;) {
     const int64_t n = std::min(C - m, b.n_tokens - t);
     chunk_rows(b, h, t, m, n, C, s, state_zero, th, c);
