@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cpuid.h>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -71,20 +72,37 @@ void configure_tiles() {
 
 size_t tile_group_bytes(int64_t n_in) { return static_cast<size_t>(n_in / kBlock) * kActBlockBytes; }
 
-// Up to 16 Q8_0 rows into one group; missing tokens are zeros.
+// Up to 16 Q8_0 rows into one group; missing tokens are zeros. Word w of
+// the 16 tokens' block is one gather (lane t reads token t's row), so is
+// the word holding d (its low half; the upper half, two quants, is cut).
 void tile_acts(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
   const int64_t nb = n_in / kBlock;
-  for (int64_t b = 0; b < nb; ++b) {
-    uint8_t* dst = out + static_cast<size_t>(b) * kActBlockBytes;
-    float d[kTokens] = {};
-    std::memset(dst, 0, 8 * 64);
-    for (int t = 0; t < n; ++t) {
-      BlockQ8_0 blk;
-      std::memcpy(&blk, q + static_cast<size_t>(t) * q_stride + static_cast<size_t>(b) * sizeof(BlockQ8_0), sizeof(blk));
-      d[t] = fp16_to_fp32(blk.d);
-      for (int w = 0; w < 8; ++w) std::memcpy(dst + 64 * w + 4 * t, blk.qs + 4 * w, 4);
+  if (q_stride > static_cast<size_t>(INT32_MAX) / kTokens) {  // offsets past 32 bits: word by word
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* dst = out + static_cast<size_t>(b) * kActBlockBytes;
+      float d[kTokens] = {};
+      std::memset(dst, 0, 8 * 64);
+      for (int t = 0; t < n; ++t) {
+        BlockQ8_0 blk;
+        std::memcpy(&blk, q + static_cast<size_t>(t) * q_stride + static_cast<size_t>(b) * sizeof(BlockQ8_0), sizeof(blk));
+        d[t] = fp16_to_fp32(blk.d);
+        for (int w = 0; w < 8; ++w) std::memcpy(dst + 64 * w + 4 * t, blk.qs + 4 * w, 4);
+      }
+      std::memcpy(dst + 8 * 64, d, sizeof(d));
     }
-    std::memcpy(dst + 8 * 64, d, sizeof(d));
+    return;
+  }
+  const __mmask16 live = static_cast<__mmask16>((1u << n) - 1u);
+  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32(static_cast<int32_t>(q_stride)));
+  const __m512i zero = _mm512_setzero_si512();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = q + static_cast<size_t>(b) * sizeof(BlockQ8_0);
+    uint8_t* dst = out + static_cast<size_t>(b) * kActBlockBytes;
+    for (int w = 0; w < 8; ++w)
+      _mm512_storeu_si512(dst + 64 * w, _mm512_mask_i32gather_epi32(zero, live, rows, blk + 2 + 4 * w, 1));
+    const __m512i dword = _mm512_mask_i32gather_epi32(zero, live, rows, blk, 1);
+    _mm512_storeu_ps(dst + 8 * 64, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dword)));
   }
 }
 
