@@ -180,6 +180,10 @@ void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
 // dispatch to SIMD variants with the same bits; out may alias the inputs.
 void silu(const float* x, int64_t n, float* out);                    // x / (1 + exp(-x))
 void swiglu(const float* gate, const float* up, int64_t n, float* out);  // silu(gate) * up
+// Causal depthwise conv + silu over a row of n channels (ref::conv_silu):
+// out[c] = silu(sum over k, in order, of taps[k * taps_stride + c] * rows[k][c]).
+void conv_silu(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps, int64_t n,
+               float* out);
 void sigmoid(const float* x, int64_t n, float* out);                 // 1 / (1 + expf(-x))
 void softplus(const float* x, int64_t n, float* out);                // x > 20 ? x : logf(1 + expf(x))
 void add(const float* a, const float* b, int64_t n, float* out);     // a + b

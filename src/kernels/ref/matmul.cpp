@@ -415,6 +415,11 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out) {
   if (n > 0) active_kernels().swiglu(gate, up, n, out);
 }
 
+void conv_silu(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps, int64_t n,
+               float* out) {
+  if (n > 0) active_kernels().conv_silu(rows, taps, taps_stride, n_taps, n, out);
+}
+
 float softmax_online_row(const float* s, int64_t valid, int64_t n, float scale, float* m, float* alpha, float* p) {
   return active_kernels().softmax_online_row(s, valid, n, scale, m, alpha, p);
 }

@@ -42,6 +42,16 @@ void swiglu_approx(const float* gate, const float* up, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + exp_approx(0.0f - gate[i])) * up[i];
 }
 
+void conv_silu(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps, int64_t n,
+               float* out) {
+  for (int64_t c = 0; c < n; ++c) {
+    float acc = 0.0f;
+    for (int64_t k = 0; k < n_taps; ++k) acc += taps[static_cast<size_t>(k) * taps_stride + static_cast<size_t>(c)] * rows[k][c];
+    out[c] = acc;
+  }
+  silu_approx(out, n, out);
+}
+
 float softmax_online_row(const float* s, int64_t valid, int64_t n, float scale, float* m, float* alpha, float* p) {
   float m_new = *m;
   for (int64_t j = 0; j < valid; ++j) {

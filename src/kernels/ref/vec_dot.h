@@ -86,6 +86,14 @@ void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
 void silu_approx(const float* x, int64_t n, float* out);
 void swiglu_approx(const float* gate, const float* up, int64_t n, float* out);
 
+// A causal depthwise conv over one row of n channels, then silu (Gated
+// DeltaNet's conv1d): out[c] = silu_approx(0 + taps[0][c] * rows[0][c] +
+// .. + taps[K-1][c] * rows[K-1][c]), summed left to right, each product and
+// sum rounded (no fma); tap k's row at taps + k * taps_stride. out must not
+// alias the rows.
+void conv_silu(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps, int64_t n,
+               float* out);
+
 // One row of an online softmax over a tile of n scores s (first `valid`
 // real, the rest masked): p[j] = exp_approx(s[j] * scale - m_new) with
 // m_new = max(*m, max_j s[j] * scale), p[j] = 0 for j >= valid;

@@ -75,25 +75,21 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
     mul(g, w.a, nv, g);
   }
 
-  // Causal depthwise conv over the whole batch, vectorised across channels:
-  // with the taps transposed to [K][channels] (done once, at load) each tap
-  // is one contiguous multiply-add over a row. Same summation order as one
-  // token at a time (0 + tap_0 x_0 + .. + tap_{K-1} x_{K-1}), so the results
-  // are identical.
+  // Causal depthwise conv over the whole batch, then silu (one kernel,
+  // vectorised across channels): with the taps transposed to [K][channels]
+  // (done once, at load) each tap is one contiguous multiply-add over a
+  // row. Same summation order as one token at a time (0 + tap_0 x_0 + .. +
+  // tap_{K-1} x_{K-1}), so the results are identical.
   const float* taps = w.conv_taps;
   ScratchFloats conv(static_cast<size_t>(n_tokens * channels));
   // Channel heads: q and k (nk each), then v (nv), d channels apiece.
   for_rows_or_heads(n_tokens, 2 * nk + nv, pool, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
     const int64_t c0 = h0 * d, c1 = h1 * d;
+    std::vector<const float*> rows(static_cast<size_t>(kernel));
     for (int64_t t = t0; t < t1; ++t) {
       float* o = conv.data() + t * channels;
-      std::fill(o + c0, o + c1, 0.0f);
-      for (int64_t k = 0; k < kernel; ++k) {
-        const float* in = ext_row(t + k);
-        const float* tk = taps + k * channels;
-        for (int64_t ch = c0; ch < c1; ++ch) o[ch] += tk[ch] * in[ch];
-      }
-      silu(o + c0, c1 - c0, o + c0);
+      for (int64_t k = 0; k < kernel; ++k) rows[static_cast<size_t>(k)] = ext_row(t + k) + c0;
+      conv_silu(rows.data(), taps + c0, static_cast<size_t>(channels), kernel, c1 - c0, o + c0);
       // L2-normalised q and k per key head.
       for (int64_t h = h0; h < std::min(h1, 2 * nk); ++h) l2_norm(o + h * d, d, c.rms_eps, o + h * d);
     }
