@@ -180,6 +180,9 @@ void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
 // dispatch to SIMD variants with the same bits; out may alias the inputs.
 void silu(const float* x, int64_t n, float* out);                    // x / (1 + exp(-x))
 void swiglu(const float* gate, const float* up, int64_t n, float* out);  // silu(gate) * up
+// min and max of |x[i]| as IEEE bit patterns (ref::abs_range: a NaN ranks
+// above infinity); n = 0 gives min = inf, max = 0.
+void abs_range(const float* x, int64_t n, float* min, float* max);
 // Causal depthwise conv + silu over a row of n channels (ref::conv_silu):
 // out[c] = silu(sum over k, in order, of taps[k * taps_stride + c] * rows[k][c]).
 void conv_silu(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps, int64_t n,

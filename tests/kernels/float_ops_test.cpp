@@ -5,6 +5,7 @@
 // the references (odd lengths, masked tails, -inf start, misaligned starts).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -179,6 +180,51 @@ TEST(ConvSilu, EveryTableEqualsTheReferenceBitForBit) {
         EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)))
             << table->name << " n=" << n << " taps=" << k;
       }
+    }
+  }
+}
+
+// abs_range: against a plain loop over |x| (no NaN), with NaN and
+// infinities, and every table against the reference (odd lengths,
+// misaligned starts).
+TEST(AbsRange, ReferenceIsTheMinAndMaxMagnitude) {
+  std::mt19937 rng(6);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  for (int64_t n : {1, 8, 9, 100}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (auto& v : x) v = dist(rng);
+    float want_min = INFINITY, want_max = 0.0f;
+    for (float v : x) want_min = std::min(want_min, std::fabs(v)), want_max = std::max(want_max, std::fabs(v));
+    float mn, mx;
+    ref::abs_range(x.data(), n, &mn, &mx);
+    EXPECT_EQ(mn, want_min) << n;
+    EXPECT_EQ(mx, want_max) << n;
+  }
+  const float special[5] = {-0.0f, 2.0f, -INFINITY, 1e-30f, -3.0f};
+  float mn, mx;
+  ref::abs_range(special, 5, &mn, &mx);
+  EXPECT_EQ(mn, 0.0f);
+  EXPECT_EQ(mx, INFINITY);
+  const float with_nan[3] = {1.0f, NAN, -5.0f};
+  ref::abs_range(with_nan, 3, &mn, &mx);
+  EXPECT_EQ(mn, 1.0f);
+  EXPECT_TRUE(std::isnan(mx));
+}
+
+TEST(AbsRange, EveryTableEqualsTheReference) {
+  std::mt19937 rng(8);
+  std::normal_distribution<float> dist(0.0f, 4.0f);
+  for (const KernelTable* table : available_kernel_tables()) {
+    ASSERT_NE(table->abs_range, nullptr) << table->name;
+    for (int64_t n : {1, 5, 16, 17, 31, 100, 16384 + 3}) {
+      std::vector<float> x(static_cast<size_t>(n) + 1);
+      for (auto& v : x) v = dist(rng);
+      if (n > 20) x[17] = NAN;  // a NaN: max is a NaN in every table
+      float a_min, a_max, b_min, b_max;
+      ref::abs_range(x.data() + 1, n, &a_min, &a_max);
+      table->abs_range(x.data() + 1, n, &b_min, &b_max);
+      EXPECT_EQ(std::bit_cast<uint32_t>(a_min), std::bit_cast<uint32_t>(b_min)) << table->name << " n=" << n;
+      EXPECT_EQ(std::bit_cast<uint32_t>(a_max), std::bit_cast<uint32_t>(b_max)) << table->name << " n=" << n;
     }
   }
 }

@@ -8,6 +8,7 @@
 // computed by one strip whose arithmetic does not depend on the split, so
 // results are identical for any pool size.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -413,6 +414,15 @@ void silu(const float* x, int64_t n, float* out) {
 
 void swiglu(const float* gate, const float* up, int64_t n, float* out) {
   if (n > 0) active_kernels().swiglu(gate, up, n, out);
+}
+
+void abs_range(const float* x, int64_t n, float* min, float* max) {
+  if (n > 0) {
+    active_kernels().abs_range(x, n, min, max);
+  } else {
+    *min = INFINITY;
+    *max = 0.0f;
+  }
 }
 
 void conv_silu(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps, int64_t n,

@@ -75,6 +75,12 @@ float exp_approx(float x);
 // bytes % 8 ignored: a read of every byte that the compiler cannot drop,
 // the probe of `kazeia bench --bandwidth`.
 uint64_t read_stream(const uint8_t* p, size_t bytes);
+
+// The smallest and the largest |x[i]| (n >= 1), compared as IEEE bit
+// patterns with the sign cleared: the float order for numbers, and a NaN
+// ranks above infinity (so max is a NaN when x holds one). Exact, so every
+// variant gives the same result.
+void abs_range(const float* x, int64_t n, float* min, float* max);
 // IEEE half <-> float over a row, with tensor/quant.h's scalar conversions
 // (round to nearest even, F16C's rules for NaN, infinity and subnormals).
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out);

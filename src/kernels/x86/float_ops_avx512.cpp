@@ -94,6 +94,21 @@ void swiglu_avx512(const float* gate, const float* up, int64_t n, float* out) {
   }
 }
 
+// ref::abs_range, 16 lanes of unsigned min / max on the patterns.
+void abs_range_avx512(const float* x, int64_t n, float* min, float* max) {
+  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+  __m512i lo = magnitude, hi = _mm512_setzero_si512();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = first(n - i);
+    const __m512i v = _mm512_and_epi32(_mm512_maskz_loadu_epi32(k, x + i), magnitude);
+    lo = _mm512_mask_min_epu32(lo, k, lo, v);
+    hi = _mm512_mask_max_epu32(hi, k, hi, v);
+  }
+  const uint32_t mn = _mm512_reduce_min_epu32(lo), mx = _mm512_reduce_max_epu32(hi);
+  std::memcpy(min, &mn, sizeof mn);
+  std::memcpy(max, &mx, sizeof mx);
+}
+
 // ref::conv_silu: the same sum, 16 channels at a time.
 void conv_silu_avx512(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps, int64_t n,
                       float* out) {
@@ -152,6 +167,7 @@ void fill_avx512_float_ops(KernelTable& table) {
   table.silu = &silu_avx512;
   table.swiglu = &swiglu_avx512;
   table.conv_silu = &conv_silu_avx512;
+  table.abs_range = &abs_range_avx512;
   table.fp16_to_fp32_row = &fp16_to_fp32_row_avx512;
   table.fp32_to_fp16_row = &fp32_to_fp16_row_avx512;
 }

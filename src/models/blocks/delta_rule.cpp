@@ -83,38 +83,14 @@ float max_abs(const float* x, int64_t n) {
   return r;
 }
 
-// min |x[i]| and max |x[i]| in one pass, on the bit patterns: for |x| (sign
-// cleared) integer order is float order, and integer min / max vectorise
-// where float ones do not (GCC keeps std::min / std::max of floats scalar
-// for their NaN and signed-zero rules). The state's flush (fold_rows) needs
-// a second pass only when the smallest entry is below its limit. A NaN
-// entry has the largest pattern and shows up as max = NaN.
+// min and max |x[i]| in one pass (kernels::abs_range: exact, on the bit
+// patterns, a NaN showing as max = NaN).
 struct AbsRange {
   float min, max;
 };
 AbsRange abs_range(const float* x, int64_t n) {
-  constexpr int32_t kInf = 0x7f800000;
-  int32_t lo[8], hi[8];
-  std::fill_n(lo, 8, kInf);
-  std::fill_n(hi, 8, 0);
-  auto bits = [](const float* p) {
-    int32_t v;
-    std::memcpy(&v, p, sizeof v);
-    return v & 0x7fffffff;
-  };
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) {
-      const int32_t v = bits(x + i + l);
-      lo[l] = v < lo[l] ? v : lo[l];
-      hi[l] = v > hi[l] ? v : hi[l];
-    }
-  for (; i < n; ++i) lo[0] = std::min(lo[0], bits(x + i)), hi[0] = std::max(hi[0], bits(x + i));
-  int32_t mn = kInf, mx = 0;
-  for (int l = 0; l < 8; ++l) mn = std::min(mn, lo[l]), mx = std::max(mx, hi[l]);
   AbsRange r;
-  std::memcpy(&r.min, &mn, sizeof mn);
-  std::memcpy(&r.max, &mx, sizeof mx);
+  kernels::abs_range(x, n, &r.min, &r.max);
   return r;
 }
 
