@@ -69,6 +69,7 @@ void fill_scalar(KernelTable& t) {
   t.swiglu = ref::swiglu_approx;
   t.conv_silu = ref::conv_silu;
   t.abs_range = ref::abs_range;
+  t.sum_squares = ref::sum_squares;
   t.read_stream = ref::read_stream;
   t.fp16_to_fp32_row = ref::fp16_to_fp32_row;
   t.fp32_to_fp16_row = ref::fp32_to_fp16_row;

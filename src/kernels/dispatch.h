@@ -94,6 +94,7 @@ using ReadStreamFn = uint64_t (*)(const uint8_t* p, size_t bytes);
 using SiluFn = void (*)(const float* x, int64_t n, float* out);
 using SwigluFn = void (*)(const float* gate, const float* up, int64_t n, float* out);
 using AbsRangeFn = void (*)(const float* x, int64_t n, float* min, float* max);
+using SumSquaresFn = double (*)(const float* x, int64_t n);
 using ConvSiluFn = void (*)(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps,
                             int64_t n, float* out);
 using HalfToFloatFn = void (*)(const uint16_t* x, int64_t n, float* out);
@@ -140,6 +141,7 @@ struct KernelTable {
   SwigluFn swiglu = nullptr;  // bit-identical to ref::swiglu_approx
   ConvSiluFn conv_silu = nullptr;  // bit-identical to ref::conv_silu
   AbsRangeFn abs_range = nullptr;  // = ref::abs_range (exact)
+  SumSquaresFn sum_squares = nullptr;  // bit-identical to ref::sum_squares
   ReadStreamFn read_stream = nullptr;  // = ref::read_stream, with the widest loads
   HalfToFloatFn fp16_to_fp32_row = nullptr;  // bit-identical to ref::fp16_to_fp32_row
   FloatToHalfFn fp32_to_fp16_row = nullptr;  // bit-identical to ref::fp32_to_fp16_row

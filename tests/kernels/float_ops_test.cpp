@@ -229,6 +229,37 @@ TEST(AbsRange, EveryTableEqualsTheReference) {
   }
 }
 
+// sum_squares (RMSNorm's sum): the reference against a long double sum of
+// the float-rounded squares, then every table bit for bit (odd lengths,
+// misaligned starts).
+TEST(SumSquares, ReferenceMatchesALongDoubleSum) {
+  std::mt19937 rng(10);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  for (int64_t n : {1, 7, 8, 9, 1024, 3001}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (auto& v : x) v = dist(rng);
+    long double want = 0;
+    for (float v : x) want += static_cast<long double>(v * v);
+    EXPECT_NEAR(static_cast<double>(ref::sum_squares(x.data(), n)), static_cast<double>(want),
+                1e-14 * static_cast<double>(want))
+        << n;
+  }
+}
+
+TEST(SumSquares, EveryTableEqualsTheReferenceBitForBit) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0.0f, 5.0f);
+  for (const KernelTable* table : available_kernel_tables()) {
+    ASSERT_NE(table->sum_squares, nullptr) << table->name;
+    for (int64_t n : {1, 3, 8, 15, 16, 17, 64, 128, 1031}) {
+      std::vector<float> x(static_cast<size_t>(n) + 1);
+      for (auto& v : x) v = dist(rng);
+      const double a = ref::sum_squares(x.data() + 1, n), b = table->sum_squares(x.data() + 1, n);
+      EXPECT_EQ(std::bit_cast<uint64_t>(a), std::bit_cast<uint64_t>(b)) << table->name << " n=" << n;
+    }
+  }
+}
+
 TEST(ReadStream, SumsTheWordsInEveryTable) {
   // Words 1, 2, 3, ...: the sum of the first k is k (k + 1) / 2.
   std::vector<uint64_t> words(1000);

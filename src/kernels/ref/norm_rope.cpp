@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
+#include "kernels/ref/vec_dot.h"
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF  // bit-exact float results: no fused multiply-add
@@ -13,22 +15,6 @@
 
 namespace kazeia::kernels {
 namespace {
-
-// sum of x[i]*x[i], each square rounded to float, accumulated in double as
-// ggml does (`sum += (ggml_float)(x[i00] * x[i00])`), but over eight partial
-// sums (element i into sum i % 8, added pairwise at the end) instead of one:
-// a single chain of dependent double adds costs ~4 cycles per element, a
-// visible share of prefill once per row and per q/k head. Any fixed order
-// keeps chunked and one-batch evaluation identical; the result differs from
-// ggml's sequential sum only in the double's last bits.
-double sum_squares(const float* x, int64_t n) {
-  double s[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; ++j) s[j] += static_cast<double>(x[i + j] * x[i + j]);
-  for (int j = 0; i < n; ++i, ++j) s[j] += static_cast<double>(x[i] * x[i]);
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
 
 // Largest head_dim we keep the rotary table on the stack for.
 constexpr int64_t kMaxStackRot = 512;
@@ -94,7 +80,7 @@ Status rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t 
 
 void rms_norm(const float* x, const float* w, int64_t n, float eps, float* out) {
   if (n <= 0) return;
-  const float mean = static_cast<float>(sum_squares(x, n) / static_cast<double>(n));
+  const float mean = static_cast<float>(active_kernels().sum_squares(x, n) / static_cast<double>(n));
   const float scale = 1.0f / std::sqrt(mean + eps);
   if (w == nullptr) {
     for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale;
@@ -114,7 +100,7 @@ void rms_norm_heads(const float* x, const float* w, int64_t n_heads, int64_t hea
 void l2_norm(const float* x, int64_t n, float eps, float* out) {
   if (n <= 0) return;
   // ggml: sqrtf(sum) with the double sum converted to float first.
-  const float norm = std::sqrt(static_cast<float>(sum_squares(x, n)));
+  const float norm = std::sqrt(static_cast<float>(active_kernels().sum_squares(x, n)));
   const float scale = 1.0f / std::fmax(norm, eps);
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale;
 }
@@ -150,5 +136,25 @@ void softmax_ext(const float* x, const float* mask, int64_t n, float scale, floa
   const float inv = static_cast<float>(1.0 / sum);
   for (int64_t i = 0; i < n; ++i) out[i] *= inv;
 }
+
+namespace ref {
+
+// sum of x[i]*x[i], each square rounded to float, accumulated in double as
+// ggml does (`sum += (ggml_float)(x[i00] * x[i00])`), but over eight partial
+// sums (element i into sum i % 8, added pairwise at the end) instead of one:
+// a single chain of dependent double adds costs ~4 cycles per element, a
+// visible share of prefill once per row and per q/k head. Any fixed order
+// keeps chunked and one-batch evaluation identical; the result differs from
+// ggml's sequential sum only in the double's last bits.
+double sum_squares(const float* x, int64_t n) {
+  double s[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int j = 0; j < 8; ++j) s[j] += static_cast<double>(x[i + j] * x[i + j]);
+  for (int j = 0; i < n; ++i, ++j) s[j] += static_cast<double>(x[i] * x[i]);
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+}  // namespace ref
 
 }  // namespace kazeia::kernels

@@ -76,6 +76,11 @@ float exp_approx(float x);
 // the probe of `kazeia bench --bandwidth`.
 uint64_t read_stream(const uint8_t* p, size_t bytes);
 
+// sum of x[i] * x[i] for RMSNorm / L2 norm: each square rounded to float,
+// added in double into eight partial sums (element i into sum i % 8), those
+// added pairwise at the end (ref/norm_rope.cpp says why).
+double sum_squares(const float* x, int64_t n);
+
 // The smallest and the largest |x[i]| (n >= 1), compared as IEEE bit
 // patterns with the sign cleared: the float order for numbers, and a NaN
 // ranks above infinity (so max is a NaN when x holds one). Exact, so every

@@ -94,6 +94,21 @@ void swiglu_avx512(const float* gate, const float* up, int64_t n, float* out) {
   }
 }
 
+// ref::sum_squares: the eight double partial sums are the eight lanes of
+// one vector (element i in lane i % 8, as the reference; a partial tail
+// adds zeros to the lanes past it), then the same pairwise total.
+double sum_squares_avx512(const float* x, int64_t n) {
+  __m512d s = _mm512_setzero_pd();
+  for (int64_t i = 0; i < n; i += 8) {
+    const __mmask8 k = static_cast<__mmask8>(n - i >= 8 ? 0xFF : (1u << (n - i)) - 1u);
+    const __m256 v = _mm256_maskz_loadu_ps(k, x + i);
+    s = _mm512_add_pd(s, _mm512_cvtps_pd(_mm256_mul_ps(v, v)));
+  }
+  alignas(64) double l[8];
+  _mm512_store_pd(l, s);
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+}
+
 // ref::abs_range, 16 lanes of unsigned min / max on the patterns.
 void abs_range_avx512(const float* x, int64_t n, float* min, float* max) {
   const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
@@ -168,6 +183,7 @@ void fill_avx512_float_ops(KernelTable& table) {
   table.swiglu = &swiglu_avx512;
   table.conv_silu = &conv_silu_avx512;
   table.abs_range = &abs_range_avx512;
+  table.sum_squares = &sum_squares_avx512;
   table.fp16_to_fp32_row = &fp16_to_fp32_row_avx512;
   table.fp32_to_fp16_row = &fp32_to_fp16_row_avx512;
 }
