@@ -140,7 +140,7 @@ void pack_panel(const StripArgs& a, int64_t nb, uint8_t* panel) {
 // late), and left in memory they cost a load and a store per row and block.
 template <int N, class F>
 [[gnu::always_inline]] inline void unroll(F&& f) {
-  [&]<int... I>(std::integer_sequence<int, I...>) [[gnu::always_inline]] { (f(std::integral_constant<int, I>{}), ...); }(
+  [&]<int... I>(std::integer_sequence<int, I...>) { (f(std::integral_constant<int, I>{}), ...); }(
       std::make_integer_sequence<int, N>{});
 }
 
@@ -149,7 +149,7 @@ template <bool kQ4>
                                                 __m512 acc[16]) {
   const __m512 dx = _mm512_loadu_ps(dx_ptr);
   const auto* dw = reinterpret_cast<const float*>(panel_block + 16 * kBlock);
-  unroll<16>([&](auto r) [[gnu::always_inline]] {
+  unroll<16>([&](auto r) {
     const __m512 s = _mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * r));
     const __m512 d = _mm512_set1_ps(dw[r]);
     if constexpr (kQ4) {
@@ -214,7 +214,7 @@ template <bool kQ4>
     const uint8_t* next = a.prefetch + 64 * lines_per_group * static_cast<size_t>(t0 / kTokens);
     for (size_t l = 0; l < lines_per_group; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
     __m512 acc[16];
-    unroll<16>([&](auto r) [[gnu::always_inline]] { acc[r] = _mm512_setzero_ps(); });
+    unroll<16>([&](auto r) { acc[r] = _mm512_setzero_ps(); });
     auto finish = [&](const int32_t* s32, int64_t b) {
       finish_block<kQ4>(s32, panel_block(b), reinterpret_cast<const float*>(act_block(group, b) + 8 * 64), acc);
     };
@@ -272,7 +272,7 @@ template <bool kQ4>
     // by side. Transposed in registers (element by element through memory
     // took a tenth of the strip's time).
     __m512 out[16];  // (a copy: transpose16 indexes in loops)
-    unroll<16>([&](auto r) [[gnu::always_inline]] { out[r] = acc[r]; });
+    unroll<16>([&](auto r) { out[r] = acc[r]; });
     transpose16(out);
     const int64_t n = n_tok - t0 < kTokens ? n_tok - t0 : kTokens;
     const __mmask16 rows = static_cast<__mmask16>((1u << a.n_rows) - 1u);
