@@ -99,7 +99,8 @@ using ConvSiluFn = void (*)(const float* const* rows, const float* taps, size_t 
                             int64_t n, float* out);
 using HalfToFloatFn = void (*)(const uint16_t* x, int64_t n, float* out);
 using FloatToHalfFn = void (*)(const float* x, int64_t n, uint16_t* out);
-// Interleaves n <= 16 activation rows (q_stride apart) into one token group.
+// Interleaves n <= 16 activation rows (q_stride apart, q_stride <= 2^31 / 16:
+// 32-bit offsets, matmul's limit for tile strips) into one token group.
 using TileActsFn = void (*)(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
 using GemmF32AccFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b,
                               size_t ldb, float* c, size_t ldc);

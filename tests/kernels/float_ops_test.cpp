@@ -14,10 +14,13 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/ref/vec_dot.h"
+#include "kernel_test_util.h"
 #include "tensor/quant.h"
 
 namespace kazeia::kernels {
 namespace {
+
+using testing::random_floats;
 
 TEST(SoftmaxOnline, ExpApproxIsWithinThreeTenMillionthsOfStdExp) {
   float worst = 0.0f;
@@ -142,13 +145,9 @@ TEST(SiluSwiglu, EveryTableEqualsTheReferenceBitForBit) {
 // every table bit for bit (odd channel counts, misaligned rows and taps, a
 // tap stride wider than the row, 1 to 4 taps).
 TEST(ConvSilu, ReferenceMatchesDoubleFormula) {
-  std::mt19937 rng(4);
-  std::normal_distribution<float> dist(0.0f, 1.5f);
   const int64_t n = 37, k = 4;
   const size_t stride = 41;
-  std::vector<float> taps(stride * k), x(static_cast<size_t>(n * k));
-  for (auto& v : taps) v = dist(rng);
-  for (auto& v : x) v = dist(rng);
+  const auto taps = random_floats(stride * k, 4, -3, 3), x = random_floats(static_cast<size_t>(n * k), 5, -3, 3);
   const float* rows[4];
   for (int64_t t = 0; t < k; ++t) rows[t] = x.data() + t * n;
   std::vector<float> out(static_cast<size_t>(n));
@@ -162,16 +161,14 @@ TEST(ConvSilu, ReferenceMatchesDoubleFormula) {
 }
 
 TEST(ConvSilu, EveryTableEqualsTheReferenceBitForBit) {
-  std::mt19937 rng(12);
-  std::normal_distribution<float> dist(0.0f, 2.0f);
   for (const KernelTable* table : available_kernel_tables()) {
     ASSERT_NE(table->conv_silu, nullptr) << table->name;
     for (int64_t n : {1, 7, 16, 17, 100, 1031}) {
       for (int64_t k : {1, 2, 4}) {
         const size_t stride = static_cast<size_t>(n) + 3;
-        std::vector<float> taps(stride * static_cast<size_t>(k) + 1), x(static_cast<size_t>(n * k) + 1);
-        for (auto& v : taps) v = dist(rng);
-        for (auto& v : x) v = dist(rng);
+        const auto seed = static_cast<uint32_t>(n * 8 + k);
+        const auto taps = random_floats(stride * static_cast<size_t>(k) + 1, seed, -4, 4);
+        const auto x = random_floats(static_cast<size_t>(n * k) + 1, seed + 1, -4, 4);
         const float* rows[4];
         for (int64_t t = 0; t < k; ++t) rows[t] = x.data() + 1 + t * n;  // misaligned
         std::vector<float> a(static_cast<size_t>(n)), b(a.size());
@@ -188,11 +185,8 @@ TEST(ConvSilu, EveryTableEqualsTheReferenceBitForBit) {
 // infinities, and every table against the reference (odd lengths,
 // misaligned starts).
 TEST(AbsRange, ReferenceIsTheMinAndMaxMagnitude) {
-  std::mt19937 rng(6);
-  std::normal_distribution<float> dist(0.0f, 3.0f);
   for (int64_t n : {1, 8, 9, 100}) {
-    std::vector<float> x(static_cast<size_t>(n));
-    for (auto& v : x) v = dist(rng);
+    const auto x = random_floats(static_cast<size_t>(n), static_cast<uint32_t>(n), -6, 6);
     float want_min = INFINITY, want_max = 0.0f;
     for (float v : x) want_min = std::min(want_min, std::fabs(v)), want_max = std::max(want_max, std::fabs(v));
     float mn, mx;
@@ -212,13 +206,10 @@ TEST(AbsRange, ReferenceIsTheMinAndMaxMagnitude) {
 }
 
 TEST(AbsRange, EveryTableEqualsTheReference) {
-  std::mt19937 rng(8);
-  std::normal_distribution<float> dist(0.0f, 4.0f);
   for (const KernelTable* table : available_kernel_tables()) {
     ASSERT_NE(table->abs_range, nullptr) << table->name;
     for (int64_t n : {1, 5, 16, 17, 31, 100, 16384 + 3}) {
-      std::vector<float> x(static_cast<size_t>(n) + 1);
-      for (auto& v : x) v = dist(rng);
+      auto x = random_floats(static_cast<size_t>(n) + 1, static_cast<uint32_t>(n), -8, 8);
       if (n > 20) x[17] = NAN;  // a NaN: max is a NaN in every table
       float a_min, a_max, b_min, b_max;
       ref::abs_range(x.data() + 1, n, &a_min, &a_max);
@@ -233,11 +224,8 @@ TEST(AbsRange, EveryTableEqualsTheReference) {
 // the float-rounded squares, then every table bit for bit (odd lengths,
 // misaligned starts).
 TEST(SumSquares, ReferenceMatchesALongDoubleSum) {
-  std::mt19937 rng(10);
-  std::normal_distribution<float> dist(0.0f, 2.0f);
   for (int64_t n : {1, 7, 8, 9, 1024, 3001}) {
-    std::vector<float> x(static_cast<size_t>(n));
-    for (auto& v : x) v = dist(rng);
+    const auto x = random_floats(static_cast<size_t>(n), static_cast<uint32_t>(n), -4, 4);
     long double want = 0;
     for (float v : x) want += static_cast<long double>(v * v);
     EXPECT_NEAR(static_cast<double>(ref::sum_squares(x.data(), n)), static_cast<double>(want),
@@ -247,13 +235,10 @@ TEST(SumSquares, ReferenceMatchesALongDoubleSum) {
 }
 
 TEST(SumSquares, EveryTableEqualsTheReferenceBitForBit) {
-  std::mt19937 rng(11);
-  std::normal_distribution<float> dist(0.0f, 5.0f);
   for (const KernelTable* table : available_kernel_tables()) {
     ASSERT_NE(table->sum_squares, nullptr) << table->name;
     for (int64_t n : {1, 3, 8, 15, 16, 17, 64, 128, 1031}) {
-      std::vector<float> x(static_cast<size_t>(n) + 1);
-      for (auto& v : x) v = dist(rng);
+      const auto x = random_floats(static_cast<size_t>(n) + 1, static_cast<uint32_t>(n), -10, 10);
       const double a = ref::sum_squares(x.data() + 1, n), b = table->sum_squares(x.data() + 1, n);
       EXPECT_EQ(std::bit_cast<uint64_t>(a), std::bit_cast<uint64_t>(b)) << table->name << " n=" << n;
     }

@@ -177,14 +177,17 @@ constexpr int64_t kMaxChunks = 256;
 Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<const MatmulJob> jobs,
                     const float* x, int64_t n_tokens, ThreadPool* pool) {
   const MatrixView& w = *jobs[0].w;
-  // A batch with a tile strip (AMX) takes it; its activations are the
-  // quantized rows interleaved in token groups instead of aux rows.
-  const bool tiled = k->tile_strip != nullptr && n_tokens > kTileMinTokens &&
-                     w.row_bytes <= (size_t{1} << 31) / 16;
-  // 1. Convert every token's activation row once (F32 weights use x as
-  // is), and build the strip kernel's aux rows next to it.
   const TensorType vdt = vec_dot_type(w.type);
   const size_t act_row = vdt == TensorType::F32 ? 0 : activation_row_bytes(vdt, w.n_in);
+  // A batch with a tile strip (AMX) takes it; its activations are the
+  // quantized rows interleaved in token groups instead of aux rows. The
+  // tile kernels address 16 weight rows, and 16 activation rows, with
+  // 32-bit offsets; absurdly long rows take the plain strips.
+  constexpr size_t kTileRowLimit = (size_t{1} << 31) / 16;
+  const bool tiled = k->tile_strip != nullptr && n_tokens > kTileMinTokens && w.row_bytes <= kTileRowLimit &&
+                     act_row <= kTileRowLimit;
+  // 1. Convert every token's activation row once (F32 weights use x as
+  // is), and build the strip kernel's aux rows next to it.
   const size_t aux_row = k->aux_bytes != nullptr && !tiled ? round_up64(k->aux_bytes(w.n_in)) : 0;
   const size_t act_bytes = round_up64(act_row * static_cast<size_t>(n_tokens));
   ActivationBuffer buffer(act_bytes + aux_row * static_cast<size_t>(n_tokens) + 64);

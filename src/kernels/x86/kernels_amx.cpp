@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include <cpuid.h>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -73,25 +72,11 @@ void configure_tiles() {
 size_t tile_group_bytes(int64_t n_in) { return static_cast<size_t>(n_in / kBlock) * kActBlockBytes; }
 
 // Up to 16 Q8_0 rows into one group; missing tokens are zeros. Word w of
-// the 16 tokens' block is one gather (lane t reads token t's row), so is
-// the word holding d (its low half; the upper half, two quants, is cut).
+// the 16 tokens' block is one gather (lane t reads token t's row: 32-bit
+// offsets, within matmul's row limit for tile strips), so is the word
+// holding d (its low half; the upper half, two quants, is cut).
 void tile_acts(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
   const int64_t nb = n_in / kBlock;
-  if (q_stride > static_cast<size_t>(INT32_MAX) / kTokens) {  // offsets past 32 bits: word by word
-    for (int64_t b = 0; b < nb; ++b) {
-      uint8_t* dst = out + static_cast<size_t>(b) * kActBlockBytes;
-      float d[kTokens] = {};
-      std::memset(dst, 0, 8 * 64);
-      for (int t = 0; t < n; ++t) {
-        BlockQ8_0 blk;
-        std::memcpy(&blk, q + static_cast<size_t>(t) * q_stride + static_cast<size_t>(b) * sizeof(BlockQ8_0), sizeof(blk));
-        d[t] = fp16_to_fp32(blk.d);
-        for (int w = 0; w < 8; ++w) std::memcpy(dst + 64 * w + 4 * t, blk.qs + 4 * w, 4);
-      }
-      std::memcpy(dst + 8 * 64, d, sizeof(d));
-    }
-    return;
-  }
   const __mmask16 live = static_cast<__mmask16>((1u << n) - 1u);
   const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                           _mm512_set1_epi32(static_cast<int32_t>(q_stride)));
@@ -160,31 +145,32 @@ template <bool kQ4>
   });
 }
 
-// In: lane j of r[i] is M[i][j]. Out: lane i of r[j] is M[i][j].
-inline void transpose16(__m512 r[16]) {
+// In: lane j of r[i] is M[i][j]. Out: lane i of r[j] is M[i][j]. Indexed
+// through unroll only, so the strip's accumulators can be passed in place.
+[[gnu::always_inline]] inline void transpose16(__m512 r[16]) {
   __m512 t[16], u[16];
-  for (int i = 0; i < 8; ++i) {
+  unroll<8>([&](auto i) {
     t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; ++i) {
+  });
+  unroll<4>([&](auto i) {
     u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
     u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
     u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
     u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  }
-  for (int i = 0; i < 4; ++i) {
+  });
+  unroll<4>([&](auto i) {
     t[i] = _mm512_shuffle_f32x4(u[i], u[i + 4], 0x88);
     t[i + 4] = _mm512_shuffle_f32x4(u[i], u[i + 4], 0xDD);
     t[i + 8] = _mm512_shuffle_f32x4(u[i + 8], u[i + 12], 0x88);
     t[i + 12] = _mm512_shuffle_f32x4(u[i + 8], u[i + 12], 0xDD);
-  }
-  for (int i = 0; i < 4; ++i) {
+  });
+  unroll<4>([&](auto i) {
     r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
     r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
     r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
     r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xDD);
-  }
+  });
 }
 
 // flatten: the unroll lambdas inlined too (GCC left some out of line, and
@@ -271,12 +257,12 @@ template <bool kQ4>
     // acc[r] holds row r for the 16 tokens; y wants each token's rows side
     // by side. Transposed in registers (element by element through memory
     // took a tenth of the strip's time).
-    __m512 out[16];  // (a copy: transpose16 indexes in loops)
-    unroll<16>([&](auto r) { out[r] = acc[r]; });
-    transpose16(out);
+    transpose16(acc);
     const int64_t n = n_tok - t0 < kTokens ? n_tok - t0 : kTokens;
     const __mmask16 rows = static_cast<__mmask16>((1u << a.n_rows) - 1u);
-    for (int64_t t = 0; t < n; ++t) _mm512_mask_storeu_ps(a.y + static_cast<size_t>(t0 + t) * a.ldy, rows, out[t]);
+    unroll<16>([&](auto t) {
+      if (t < n) _mm512_mask_storeu_ps(a.y + static_cast<size_t>(t0 + t) * a.ldy, rows, acc[t]);
+    });
   }
 }
 

@@ -70,8 +70,8 @@ void flush_tiny(float* x, int64_t n, float limit) {
 }
 
 // max |x[i]| over 8 independent lanes (a single running max is one long
-// serial dependency), NaNs skipped. GCC keeps it scalar: abs_range below is
-// the fast form, this one is for a state holding NaNs.
+// serial dependency), NaNs skipped. GCC keeps it scalar: kernels::abs_range
+// is the fast form, this one is for a state holding NaNs.
 float max_abs(const float* x, int64_t n) {
   float m[8] = {};
   int64_t i = 0;
@@ -80,17 +80,6 @@ float max_abs(const float* x, int64_t n) {
   for (; i < n; ++i) m[0] = std::max(m[0], std::fabs(x[i]));
   float r = 0.0f;
   for (float v : m) r = std::max(r, v);
-  return r;
-}
-
-// min and max |x[i]| in one pass (kernels::abs_range: exact, on the bit
-// patterns, a NaN showing as max = NaN).
-struct AbsRange {
-  float min, max;
-};
-AbsRange abs_range(const float* x, int64_t n) {
-  AbsRange r;
-  kernels::abs_range(x, n, &r.min, &r.max);
   return r;
 }
 
@@ -277,11 +266,15 @@ bool fold_rows(float* s, int64_t rows, int64_t C, int64_t dk, int64_t dv, const 
   for (int64_t i = 0; i < dk * dv; ++i) s[i] *= total;
   kernels::gemm_f32_acc(dk, dv, rows, c.kd_t, static_cast<size_t>(C), th.d, static_cast<size_t>(dv), s,
                         static_cast<size_t>(dv));
-  AbsRange range = abs_range(s, dk * dv);
-  if (std::isnan(range.max)) range = {0.0f, max_abs(s, dk * dv)};  // the peak over the non-NaN entries
-  const float limit = range.max * kTinyRelative;
-  if (range.min < limit) flush_tiny(s, dk * dv, limit);  // (zeros stay zeros)
-  return range.max == 0.0f;
+  // min and max |S| in one pass; the flush pass runs only when some entry
+  // is below its limit (zeros stay zeros). A NaN shows as peak = NaN: then
+  // the peak over the other entries, and every entry is checked.
+  float lo, peak;
+  kernels::abs_range(s, dk * dv, &lo, &peak);
+  if (std::isnan(peak)) lo = 0.0f, peak = max_abs(s, dk * dv);
+  const float limit = peak * kTinyRelative;
+  if (lo < limit) flush_tiny(s, dk * dv, limit);
+  return peak == 0.0f;
 }
 
 // Head h over the batch, starting with m rows in its tail.
@@ -294,7 +287,9 @@ void chunked_head(const DeltaRuleBatch& b, int64_t h, int64_t C, int64_t m, floa
   // the products run, and with a zero S they give +0, which changes no bit
   // of D or of the outputs.
   // (A state holding a NaN is not zero: its products run.)
-  bool state_zero = m == 0 && abs_range(s, dk * dv).max == 0.0f;
+  float lo = 0.0f, peak = 0.0f;
+  if (m == 0) kernels::abs_range(s, dk * dv, &lo, &peak);
+  bool state_zero = m == 0 && peak == 0.0f;
   for (int64_t t = 0; t < b.n_tokens;) {
     const int64_t n = std::min(C - m, b.n_tokens - t);
     chunk_rows(b, h, t, m, n, C, s, state_zero, th, c);

@@ -85,7 +85,9 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   // Channel heads: q and k (nk each), then v (nv), d channels apiece.
   for_rows_or_heads(n_tokens, 2 * nk + nv, pool, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
     const int64_t c0 = h0 * d, c1 = h1 * d;
-    std::vector<const float*> rows(static_cast<size_t>(kernel));
+    // The K input rows of a token (kept per thread: no allocation per call).
+    thread_local std::vector<const float*> rows;
+    rows.resize(static_cast<size_t>(kernel));
     for (int64_t t = t0; t < t1; ++t) {
       float* o = conv.data() + t * channels;
       for (int64_t k = 0; k < kernel; ++k) rows[static_cast<size_t>(k)] = ext_row(t + k) + c0;
