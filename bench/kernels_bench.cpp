@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "base/scratch.h"
 #include "base/thread_pool.h"
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
@@ -119,7 +120,8 @@ void run_matmul(benchmark::State& state, const std::string& table_name, kz::Tens
     cache_key = key;
   }
   const auto x = activations(s.n_in * n_tokens);
-  std::vector<float> y(static_cast<size_t>(s.n_out * n_tokens));
+  // Line-aligned, as the model's activation buffers are (ScratchFloats).
+  std::vector<float, kz::CacheLineAllocator<float>> y(static_cast<size_t>(s.n_out * n_tokens));
   kz::ThreadPool pool(threads);
   kz::ThreadPool::SpinScope spin(pool);
   int next = 0;

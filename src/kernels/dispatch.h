@@ -78,6 +78,10 @@ struct StripArgs {
     return prefetch == nullptr ? 0 : (prefetch_bytes + per - 1) / per;
   }
   ref::VecDotFn dot = nullptr;  // the table's dot for this type (generic strips loop over it)
+  // The output is large (matmul: a MiB or more): a kernel may write it with
+  // non-temporal stores (no line fetch before each write; the kernel fences
+  // them before it returns).
+  bool stream_y = false;
   // tile_strip only: the tokens interleaved by tile_acts, groups of 16
   // (the last one padded with zero tokens), tile_group_bytes apart.
   const uint8_t* tiles = nullptr;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/scratch.h"
 #include "base/thread_pool.h"
 #include "kernel_test_util.h"
 #include "kernels/dispatch.h"
@@ -174,6 +175,37 @@ TEST_P(SimdTables, ResultIndependentOfThreadsAndBatching) {
       std::vector<float> single(static_cast<size_t>(n_out));
       ASSERT_TRUE(matmul_with(*table, v, x.data() + t * n_in, 1, single.data(), &pool).ok());
       EXPECT_EQ(0, std::memcmp(single.data(), one.data() + t * n_out, single.size() * sizeof(float))) << t;
+    }
+  }
+}
+
+// Outputs past a few MB go out with non-temporal stores where the strip can
+// (StripArgs::stream_y: whole 16-row strips into a line-aligned y): the
+// values must be the ones the same table writes in small batches (plain
+// stores; batch independence is checked above), on the caller's thread and
+// across the pool, into an aligned y and one shifted off the line.
+TEST_P(SimdTables, LargeOutputsEqualSmallBatches) {
+  const TensorType type = GetParam();
+  const int64_t n_in = is_k_quant(type) ? 256 : 64;
+  const int64_t n_out = 2064, n_tokens = 130;  // 1.07 MB of y; rows of y a whole number of lines
+  const Weights w = make_weights(type, n_in, n_out, 11, 0);
+  const auto x = random_activations(static_cast<size_t>(n_in * n_tokens), 12);
+  const MatrixView v = w.view(type, n_in, n_out);
+  ThreadPool pool(2);
+  for (const KernelTable* table : available_kernel_tables()) {
+    SCOPED_TRACE(table->name);
+    std::vector<float> small(static_cast<size_t>(n_out * n_tokens));
+    for (int64_t t = 0; t < n_tokens; t += 8) {
+      const int64_t n = std::min<int64_t>(8, n_tokens - t);
+      ASSERT_TRUE(matmul_with(*table, v, x.data() + t * n_in, n, small.data() + t * n_out, &pool).ok());
+    }
+    for (size_t shift : {size_t{0}, size_t{4}}) {
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        std::vector<float, CacheLineAllocator<float>> big(small.size() + shift, NAN);
+        ASSERT_TRUE(matmul_with(*table, v, x.data(), n_tokens, big.data() + shift, p).ok());
+        EXPECT_EQ(0, std::memcmp(big.data() + shift, small.data(), small.size() * sizeof(float)))
+            << "shift " << shift << (p != nullptr ? ", 2 threads" : ", 1 thread");
+      }
     }
   }
 }

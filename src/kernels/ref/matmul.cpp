@@ -168,6 +168,9 @@ constexpr size_t kMaxJobs = 8;
 // Batches up to this many tokens read interleaved strips (below).
 constexpr int64_t kInterleaveMaxTokens = 4;
 
+// Output size from which strips may write y with non-temporal stores.
+constexpr uint64_t kStreamOutputBytes = uint64_t{1} << 20;
+
 // Most chunks one matmul is split into (4 per thread, below).
 constexpr int64_t kMaxChunks = 256;
 
@@ -268,6 +271,14 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
   // bound). With many tokens the strips are compute bound, and scattered
   // outputs would make every cache line of y take 16 partial writes.
   const bool interleave = !tiled && rows_per_strip > 1 && n_tokens <= kInterleaveMaxTokens;
+  // Outputs of a MiB and more (half of a typical L2) go out with
+  // non-temporal stores where a kernel can: prefill's strips write one line
+  // per token and strip, a row of y apart, and each plain store first
+  // fetched its line from memory. pp512 +5-10 % (AMX and AVX-512 strips).
+  uint64_t out_bytes = 0;
+  for (const MatmulJob& job : jobs)
+    out_bytes += static_cast<uint64_t>(job.w->n_out) * static_cast<uint64_t>(n_tokens) * sizeof(float);
+  const bool stream_y = out_bytes >= kStreamOutputBytes;
   auto strips = [&](int64_t s0, int64_t s1, int) {
     uint8_t* scratch = thread_scratch(scratch_bytes);
     StripArgs a;
@@ -278,6 +289,7 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
     a.dot = k->dot;
     a.tiles = tiles;
     a.tile_group_bytes = group_bytes;
+    a.stream_y = stream_y;
     size_t j = 0;
     for (int64_t s = s0; s < s1;) {
       while (s >= first_strip[j + 1]) ++j;

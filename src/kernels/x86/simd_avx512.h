@@ -121,6 +121,8 @@ struct Avx512 {
   static void store_rows(float* y, VF v, int n) {
     _mm512_mask_storeu_ps(y, static_cast<__mmask16>((1u << n) - 1u), v);
   }
+  // All 16 rows to a 64-byte-aligned y, non-temporal (StripArgs::stream_y).
+  static void stream_rows(float* y, VF v) { _mm512_stream_ps(y, v); }
 
   // ---------------------------------------------------------------- floats
   // For the float-weight dots: 16 consecutive values per vector, lane i %

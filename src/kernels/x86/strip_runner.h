@@ -172,6 +172,15 @@ struct StripRunner {
     const uint8_t* next = nullptr;
     int lines = 0;
   };
+  // y's rows go out as whole cache lines with non-temporal stores
+  // (StripArgs::stream_y; AVX-512 only, where 16 rows are a line).
+  static bool can_stream(const StripArgs& a) {
+    if constexpr (requires(float* y, VF v) { Isa::stream_rows(y, v); }) {
+      return a.stream_y && a.n_rows == Isa::kRows && reinterpret_cast<uintptr_t>(a.y) % 64 == 0 &&
+             a.ldy % static_cast<size_t>(Isa::kRows) == 0;
+    }
+    return false;
+  }
   // Out of line on purpose: inside the flattened pass, the loop pushed GCC
   // past its growth limits and it outlined the decoders' lambdas instead
   // (the unpacked vectors then went through memory).
@@ -182,7 +191,7 @@ struct StripRunner {
   template <int C, bool kPanel>
   [[gnu::noinline, gnu::flatten]] static void pass(const Rows<Isa>& rows, const Panel* panel, int64_t nb,
                                      const TokenRef* tok, float* y, size_t ldy, int n_rows,
-                                     Prefetch pf = {}) {
+                                     Prefetch pf = {}, bool stream = false) {
     VF acc[C];
     static_for<C>([&](auto c) { acc[c] = Isa::zero_f(); });
     for (int64_t b = 0; b < nb; ++b) {
@@ -198,32 +207,38 @@ struct StripRunner {
         comp.end();
       }
     }
-    static_for<C>([&](auto c) { Isa::store_rows(y + static_cast<size_t>(c) * ldy, acc[c], n_rows); });
+    static_for<C>([&](auto c) {
+      float* yc = y + static_cast<size_t>(c) * ldy;
+      if constexpr (requires { Isa::stream_rows(yc, acc[c]); }) {
+        if (stream) return Isa::stream_rows(yc, acc[c]);
+      }
+      Isa::store_rows(yc, acc[c], n_rows);
+    });
   }
 
   template <bool kPanel>
   static void pass_n(int n, const Rows<Isa>& rows, const Panel* panel, int64_t nb,
-                     const TokenRef* tok, float* y, size_t ldy, int n_rows, Prefetch pf = {}) {
+                     const TokenRef* tok, float* y, size_t ldy, int n_rows, Prefetch pf = {}, bool st = false) {
     switch (n) {
-      case 1: return pass<1, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf);
-      case 2: return pass<2, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf);
-      case 3: return pass<3, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf);
-      case 4: return pass<4, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf);
+      case 1: return pass<1, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
+      case 2: return pass<2, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
+      case 3: return pass<3, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
+      case 4: return pass<4, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
       default: break;
     }
     if constexpr (kPanel && kTile >= 8) {
       if (n < 8) {
-        pass<4, true>(rows, panel, nb, tok, y, ldy, n_rows);
-        return pass_n<true>(n - 4, rows, panel, nb, tok + 4, y + 4 * ldy, ldy, n_rows);
+        pass<4, true>(rows, panel, nb, tok, y, ldy, n_rows, {}, st);
+        return pass_n<true>(n - 4, rows, panel, nb, tok + 4, y + 4 * ldy, ldy, n_rows, {}, st);
       }
-      if (n == 8) return pass<8, true>(rows, panel, nb, tok, y, ldy, n_rows);
+      if (n == 8) return pass<8, true>(rows, panel, nb, tok, y, ldy, n_rows, {}, st);
     }
     if constexpr (kPanel && kTile >= 16) {
       if (n < 16) {
-        pass<8, true>(rows, panel, nb, tok, y, ldy, n_rows);
-        return pass_n<true>(n - 8, rows, panel, nb, tok + 8, y + 8 * ldy, ldy, n_rows);
+        pass<8, true>(rows, panel, nb, tok, y, ldy, n_rows, {}, st);
+        return pass_n<true>(n - 8, rows, panel, nb, tok + 8, y + 8 * ldy, ldy, n_rows, {}, st);
       }
-      return pass<16, true>(rows, panel, nb, tok, y, ldy, n_rows);
+      return pass<16, true>(rows, panel, nb, tok, y, ldy, n_rows, {}, st);
     }
   }
 
@@ -263,11 +278,15 @@ struct StripRunner {
     }
     Panel* panel = reinterpret_cast<Panel*>(a.scratch);
     pack(rows, nb, panel);
+    // A strip writes one line of y per token, a row of y apart: plain stores
+    // fetch every line from memory first when y is not cached.
+    const bool stream = can_stream(a);
     for (int64_t t0 = 0; t0 < n_tok; t0 += kTile) {
       const int n = static_cast<int>(n_tok - t0 < kTile ? n_tok - t0 : kTile);
       tokens(t0, n);
-      pass_n<true>(n, rows, panel, nb, tok, a.y + static_cast<size_t>(t0) * a.ldy, a.ldy, n_rows);
+      pass_n<true>(n, rows, panel, nb, tok, a.y + static_cast<size_t>(t0) * a.ldy, a.ldy, n_rows, {}, stream);
     }
+    if (stream) _mm_sfence();  // visible to whoever reads y after this returns
   }
 
   // One row times one token (ref::VecDotFn): the strip with every lane on
