@@ -183,7 +183,27 @@ void ReadBandwidth(benchmark::State& state) {
                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// gemm_f32_acc at attention's tile shapes (kernels.h: one query block of
+// 64 positions x 2 heads against a 64-position K/V tile, head dim 128):
+// S = Q K^T is 128 x 64 x 128, O += P V is 128 x 128 x 64. One thread,
+// operands cache-resident as in the attention loop; GFLOP/s against the
+// core's FMA peak tells how much the register tiles leave.
+void GemmF32(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const auto a = activations(m * k), b = activations(k * n);
+  std::vector<float> c(static_cast<size_t>(m * n), 0.0f);
+  for (auto _ : state) {
+    kk::gemm_f32_acc(m, n, k, a.data(), static_cast<size_t>(k), b.data(), static_cast<size_t>(n), c.data(),
+                     static_cast<size_t>(n));
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(m * n * k) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void register_all() {
+  benchmark::RegisterBenchmark("GemmF32", GemmF32)->Args({128, 64, 128})->Args({128, 128, 64})->ArgNames({"m", "n", "k"});
   benchmark::RegisterBenchmark("ReadBandwidth", ReadBandwidth)->Arg(1)->Arg(2)->UseRealTime()->ArgName("threads");
   for (const char* table : {"best", "scalar"}) {
     for (kz::TensorType type : kTypes) {

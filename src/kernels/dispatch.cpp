@@ -67,6 +67,7 @@ void fill_scalar(KernelTable& t) {
   t.softmax_online_row = ref::softmax_online_row;
   t.silu = ref::silu_approx;
   t.swiglu = ref::swiglu_approx;
+  t.swiglu_rows = ref::swiglu_rows;
   t.conv_silu = ref::conv_silu;
   t.abs_range = ref::abs_range;
   t.sum_squares = ref::sum_squares;

@@ -97,6 +97,8 @@ using SoftmaxOnlineRowFn = float (*)(const float* s, int64_t valid, int64_t n, f
 using ReadStreamFn = uint64_t (*)(const uint8_t* p, size_t bytes);
 using SiluFn = void (*)(const float* x, int64_t n, float* out);
 using SwigluFn = void (*)(const float* gate, const float* up, int64_t n, float* out);
+using SwigluRowsFn = void (*)(const float* gate, const float* up, int64_t n_rows, int64_t width, size_t ld_in,
+                              float* out, size_t ld_out, bool stream);
 using AbsRangeFn = void (*)(const float* x, int64_t n, float* min, float* max);
 using SumSquaresFn = double (*)(const float* x, int64_t n);
 using ConvSiluFn = void (*)(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps,
@@ -144,6 +146,7 @@ struct KernelTable {
   SoftmaxOnlineRowFn softmax_online_row = nullptr;  // bit-identical to the reference
   SiluFn silu = nullptr;      // bit-identical to ref::silu_approx
   SwigluFn swiglu = nullptr;  // bit-identical to ref::swiglu_approx
+  SwigluRowsFn swiglu_rows = nullptr;  // bit-identical to ref::swiglu_rows
   ConvSiluFn conv_silu = nullptr;  // bit-identical to ref::conv_silu
   AbsRangeFn abs_range = nullptr;  // = ref::abs_range (exact)
   SumSquaresFn sum_squares = nullptr;  // bit-identical to ref::sum_squares
@@ -174,6 +177,8 @@ Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x
                    int64_t n_tokens, float* y, ThreadPool* pool = nullptr);
 Status matmul_many_with(const KernelTable& table, std::span<const MatmulJob> jobs, const float* x,
                         int64_t n_tokens, ThreadPool* pool = nullptr);
+Status matmul_swiglu_with(const KernelTable& table, const MatrixView& gate, const MatrixView& up, const float* x,
+                          int64_t n_tokens, float* out, ThreadPool* pool = nullptr);
 
 // A strip implemented by calling `args.dot` for every (row, token): the
 // strip of the scalar table and of types without a SIMD strip.

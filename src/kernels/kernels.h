@@ -104,6 +104,15 @@ struct MatmulJob {
 Status matmul_many(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens,
                    ThreadPool* pool = nullptr);
 
+// The SwiGLU feed-forward's first half: out = swiglu(gate times x, up times
+// x) (n_tokens x n_out), with the bits of matmul_many({gate, up}) followed
+// by swiglu(). Batches of more than a few tokens with matching matrices
+// compute each strip of gate and up rows back to back and combine them in
+// the thread's cache: the two products never reach memory. `out` must not
+// overlap x.
+Status matmul_swiglu(const MatrixView& gate, const MatrixView& up, const float* x, int64_t n_tokens, float* out,
+                     ThreadPool* pool = nullptr);
+
 // Embedding lookup: out[i * n_in + c] = row ids[i] of `table`, dequantized
 // (exactly, as ggml's get_rows). Any type tensor/quant.h can dequantize.
 // OutOfRange naming the offending index when an id is outside [0, n_out).

@@ -210,6 +210,48 @@ TEST_P(SimdTables, LargeOutputsEqualSmallBatches) {
   }
 }
 
+// The fused gate / up / swiglu product equals its three steps: both
+// matmuls with the same table, then the reference swiglu, bit for bit.
+// Batches that fuse (more than 4 tokens; 130 x 2064 outputs also stream)
+// and ones that do not (1 and 3 tokens), partial last strips (37 rows),
+// 1 and 2 threads.
+TEST_P(SimdTables, MatmulSwigluEqualsItsSteps) {
+  const TensorType type = GetParam();
+  const int64_t n_in = is_k_quant(type) ? 256 : 64;
+  ThreadPool pool(2);
+  uint32_t seed = 40;
+  for (const KernelTable* table : available_kernel_tables()) {
+    SCOPED_TRACE(table->name);
+    for (const auto& [n_out, n_tokens] : {std::pair<int64_t, int64_t>{37, 1}, {37, 3}, {37, 19}, {2064, 130}}) {
+      ++seed;
+      const Weights wg = make_weights(type, n_in, n_out, seed, 0), wu = make_weights(type, n_in, n_out, seed + 50, 0);
+      const MatrixView g = wg.view(type, n_in, n_out), u = wu.view(type, n_in, n_out);
+      const auto x = random_activations(static_cast<size_t>(n_in * n_tokens), seed + 9);
+      const size_t n = static_cast<size_t>(n_out * n_tokens);
+      std::vector<float> yg(n), yu(n), want(n);
+      ASSERT_TRUE(matmul_with(*table, g, x.data(), n_tokens, yg.data()).ok());
+      ASSERT_TRUE(matmul_with(*table, u, x.data(), n_tokens, yu.data()).ok());
+      ref::swiglu_approx(yg.data(), yu.data(), static_cast<int64_t>(n), want.data());
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        std::vector<float, CacheLineAllocator<float>> got(n, NAN);
+        ASSERT_TRUE(matmul_swiglu_with(*table, g, u, x.data(), n_tokens, got.data(), p).ok());
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), n * sizeof(float)))
+            << name(type) << " n_out=" << n_out << " tokens=" << n_tokens << (p != nullptr ? " 2 threads" : "");
+      }
+    }
+  }
+}
+
+TEST(MatmulSwiglu, RejectsMismatchedShapes) {
+  const Weights wg = make_weights(TensorType::Q8_0, 64, 16, 1, 0), wu = make_weights(TensorType::Q8_0, 64, 17, 2, 0);
+  const auto x = random_activations(64 * 8, 3);
+  std::vector<float> out(17 * 8);
+  const Status st = matmul_swiglu(wg.view(TensorType::Q8_0, 64, 16), wu.view(TensorType::Q8_0, 64, 17), x.data(), 8,
+                                  out.data());
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << st.to_string();
+  EXPECT_NE(st.message().find("16"), std::string::npos) << st.to_string();
+}
+
 TEST_P(SimdTables, DotAgreesWithTheReferenceAtAnyAlignment) {
   const TensorType type = GetParam();
   const TensorType vdt = vec_dot_type(type);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/checked_math.h"
+#include "base/scratch.h"
 #include "base/thread_pool.h"
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
@@ -58,9 +59,10 @@ uint8_t* align64(uint8_t* p) {
   return p + ((64 - reinterpret_cast<uintptr_t>(p) % 64) % 64);
 }
 
-// Per-thread outputs of an interleaved strip, before they are scattered.
+// Per-thread outputs of an interleaved strip, before they are scattered, and
+// of a fused gate / up strip pair, before they are combined.
 float* thread_strip_out(size_t n) {
-  thread_local std::vector<float> buf;
+  thread_local std::vector<float, CacheLineAllocator<float>> buf;
   if (buf.size() < n) buf.resize(n);
   return buf.data();
 }
@@ -176,9 +178,11 @@ constexpr int64_t kMaxChunks = 256;
 
 // Matrices of one weight type and row length, at most kMaxJobs (checked by
 // the caller): one activation conversion, one parallel region over the
-// strips of them all.
+// strips of them all. With swiglu_out, jobs are {gate, up} of one shape
+// (their y unused), batches of more than kInterleaveMaxTokens (checked by
+// the caller), and swiglu_out receives swiglu(gate x, up x) (fused below).
 Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<const MatmulJob> jobs,
-                    const float* x, int64_t n_tokens, ThreadPool* pool) {
+                    const float* x, int64_t n_tokens, ThreadPool* pool, float* swiglu_out = nullptr) {
   const MatrixView& w = *jobs[0].w;
   const TensorType vdt = vec_dot_type(w.type);
   const size_t act_row = vdt == TensorType::F32 ? 0 : activation_row_bytes(vdt, w.n_in);
@@ -263,9 +267,11 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
     rows_per_strip = 1;
   }
   int64_t first_strip[kMaxJobs + 1] = {};
-  for (size_t j = 0; j < jobs.size(); ++j)
+  // Fused: strips number gate's rows; each covers the same rows of up.
+  const size_t n_numbered = swiglu_out != nullptr ? 1 : jobs.size();
+  for (size_t j = 0; j < n_numbered; ++j)
     first_strip[j + 1] = first_strip[j] + (jobs[j].w->n_out + rows_per_strip - 1) / rows_per_strip;
-  const int64_t n_strips = first_strip[jobs.size()];
+  const int64_t n_strips = first_strip[n_numbered];
   const size_t scratch_bytes = k->scratch_bytes != nullptr && !tiled ? k->scratch_bytes(w.n_in) : 0;
   // Interleave where the weights stream through once per few tokens (memory
   // bound). With many tokens the strips are compute bound, and scattered
@@ -276,8 +282,8 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
   // per token and strip, a row of y apart, and each plain store first
   // fetched its line from memory. pp512 +5-10 % (AMX and AVX-512 strips).
   uint64_t out_bytes = 0;
-  for (const MatmulJob& job : jobs)
-    out_bytes += static_cast<uint64_t>(job.w->n_out) * static_cast<uint64_t>(n_tokens) * sizeof(float);
+  for (size_t j = 0; j < n_numbered; ++j)
+    out_bytes += static_cast<uint64_t>(jobs[j].w->n_out) * static_cast<uint64_t>(n_tokens) * sizeof(float);
   const bool stream_y = out_bytes >= kStreamOutputBytes;
   auto strips = [&](int64_t s0, int64_t s1, int) {
     uint8_t* scratch = thread_scratch(scratch_bytes);
@@ -290,6 +296,37 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
     a.tiles = tiles;
     a.tile_group_bytes = group_bytes;
     a.stream_y = stream_y;
+    if (swiglu_out != nullptr) {
+      // Gate's and up's rows of a strip, back to back, into the thread's
+      // buffers (token t's rows at t * rows_per_strip: cache-resident), then
+      // their swiglu into the output: only the product reaches memory.
+      const MatrixView& g = *jobs[0].w;
+      const MatrixView& u = *jobs[1].w;
+      const size_t per = static_cast<size_t>(rows_per_strip * n_tokens);
+      float* const g_out = thread_strip_out(2 * per);
+      float* const u_out = g_out + per;
+      a.ldy = static_cast<size_t>(rows_per_strip);
+      a.stream_y = false;
+      for (int64_t s = s0; s < s1; ++s) {
+        const int64_t r0 = s * rows_per_strip;
+        a.n_rows = std::min(rows_per_strip, g.n_out - r0);
+        const size_t strip_bytes = static_cast<size_t>(rows_per_strip) * g.row_bytes;
+        a.w_stride = g.row_bytes;
+        a.w = g.data + static_cast<size_t>(r0) * g.row_bytes;
+        a.y = g_out;
+        a.prefetch = u.data + static_cast<size_t>(r0) * u.row_bytes;  // read next
+        a.prefetch_bytes = strip_bytes;
+        strip(a);
+        a.w_stride = u.row_bytes;
+        a.w = u.data + static_cast<size_t>(r0) * u.row_bytes;
+        a.y = u_out;
+        a.prefetch = g.data + static_cast<size_t>(r0 + a.n_rows) * g.row_bytes;  // past the end: a hint
+        strip(a);
+        table.swiglu_rows(g_out, u_out, n_tokens, a.n_rows, static_cast<size_t>(rows_per_strip), swiglu_out + r0,
+                          static_cast<size_t>(g.n_out), stream_y);
+      }
+      return;
+    }
     size_t j = 0;
     for (int64_t s = s0; s < s1;) {
       while (s >= first_strip[j + 1]) ++j;
@@ -338,7 +375,7 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
   };
   if (pool != nullptr && pool->size() > 1 && n_strips > 1) {
     const int64_t strip_bytes = rows_per_strip * static_cast<int64_t>(w.row_bytes);
-    const int64_t work_per_strip = strip_bytes * n_tokens;
+    const int64_t work_per_strip = strip_bytes * n_tokens * (swiglu_out != nullptr ? 2 : 1);
     // Chunks of at least ~32 KB of weight-token work, at most 4 per thread.
     const int64_t grain = std::max<int64_t>(1, (int64_t{32} << 10) / std::max<int64_t>(work_per_strip, 1));
     const int threads = pool->size();
@@ -393,6 +430,44 @@ Status matmul_many_with(const KernelTable& table, std::span<const MatmulJob> job
     i = e;
   }
   return OkStatus();
+}
+
+Status matmul_swiglu_with(const KernelTable& table, const MatrixView& gate, const MatrixView& up, const float* x,
+                          int64_t n_tokens, float* out, ThreadPool* pool) {
+  const bool fusable = gate.type == up.type && gate.n_in == up.n_in && gate.n_out == up.n_out &&
+                       n_tokens > kInterleaveMaxTokens;
+  if (!fusable) {
+    // Two plain products, then swiglu (a batch's worth split over the pool).
+    if (gate.n_out != up.n_out)
+      return InvalidArgument("matmul_swiglu: gate has " + std::to_string(gate.n_out) + " outputs, up " +
+                             std::to_string(up.n_out));
+    const size_t n = static_cast<size_t>(std::max<int64_t>(n_tokens, 0)) * static_cast<size_t>(std::max<int64_t>(gate.n_out, 0));
+    ScratchFloats u(n);
+    const MatmulJob jobs[] = {{&gate, out}, {&up, u.data()}};
+    KZ_RETURN_IF_ERROR(matmul_many_with(table, jobs, x, n_tokens, pool));
+    constexpr int64_t kParallelMin = int64_t{1} << 15;  // below: one thread is quicker than a dispatch
+    const int64_t total = static_cast<int64_t>(n);
+    if (pool != nullptr && total >= kParallelMin) {
+      pool->parallel_for(0, total, [&](int64_t b, int64_t e, int) { table.swiglu(out + b, u.data() + b, e - b, out + b); },
+                         4096);
+    } else if (total > 0) {
+      table.swiglu(out, u.data(), total, out);
+    }
+    return OkStatus();
+  }
+  for (const MatrixView* w : {&gate, &up}) {
+    if (table.find(w->type) == nullptr)
+      return Unsupported("matmul: weight type " + type_name(w->type) + " is not supported");
+    KZ_RETURN_IF_ERROR(check_view(*w, "matmul"));
+  }
+  if (x == nullptr || out == nullptr) return InvalidArgument("matmul: null activation or output");
+  const MatmulJob jobs[] = {{&gate, nullptr}, {&up, nullptr}};
+  return matmul_group(table, table.find(gate.type), jobs, x, n_tokens, pool, out);
+}
+
+Status matmul_swiglu(const MatrixView& gate, const MatrixView& up, const float* x, int64_t n_tokens, float* out,
+                     ThreadPool* pool) {
+  return matmul_swiglu_with(active_kernels(), gate, up, x, n_tokens, out, pool);
 }
 
 Status matmul_with(const KernelTable& table, const MatrixView& w, const float* x,

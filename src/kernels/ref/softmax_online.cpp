@@ -42,6 +42,14 @@ void swiglu_approx(const float* gate, const float* up, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + exp_approx(0.0f - gate[i])) * up[i];
 }
 
+void swiglu_rows(const float* gate, const float* up, int64_t n_rows, int64_t width, size_t ld_in, float* out,
+                 size_t ld_out, bool) {
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const size_t i = static_cast<size_t>(r) * ld_in;
+    swiglu_approx(gate + i, up + i, width, out + static_cast<size_t>(r) * ld_out);
+  }
+}
+
 void conv_silu(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps, int64_t n,
                float* out) {
   for (int64_t c = 0; c < n; ++c) {

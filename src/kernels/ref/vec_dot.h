@@ -96,6 +96,11 @@ void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
 // a bit-identical SIMD variant).
 void silu_approx(const float* x, int64_t n, float* out);
 void swiglu_approx(const float* gate, const float* up, int64_t n, float* out);
+// swiglu_approx on n_rows rows of `width` values (inputs ld_in apart,
+// outputs ld_out apart). `stream` is a hint for the SIMD variants
+// (non-temporal stores of whole lines); no effect here.
+void swiglu_rows(const float* gate, const float* up, int64_t n_rows, int64_t width, size_t ld_in, float* out,
+                 size_t ld_out, bool stream);
 
 // A causal depthwise conv over one row of n channels, then silu (Gated
 // DeltaNet's conv1d): out[c] = silu_approx(0 + taps[0][c] * rows[0][c] +

@@ -94,6 +94,26 @@ void swiglu_avx512(const float* gate, const float* up, int64_t n, float* out) {
   }
 }
 
+// Rows of swiglu (ref::swiglu_rows); with `stream`, rows that are whole
+// lines (width a multiple of 16, out and ld_out line-aligned) are written
+// with non-temporal stores, fenced before returning.
+void swiglu_rows_avx512(const float* gate, const float* up, int64_t n_rows, int64_t width, size_t ld_in, float* out,
+                        size_t ld_out, bool stream) {
+  stream = stream && width % 16 == 0 && reinterpret_cast<uintptr_t>(out) % 64 == 0 && ld_out % 16 == 0;
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const float* g = gate + static_cast<size_t>(r) * ld_in;
+    const float* u = up + static_cast<size_t>(r) * ld_in;
+    float* o = out + static_cast<size_t>(r) * ld_out;
+    if (!stream) {
+      swiglu_avx512(g, u, width, o);
+      continue;
+    }
+    for (int64_t i = 0; i < width; i += 16)
+      _mm512_stream_ps(o + i, _mm512_mul_ps(silu16(_mm512_loadu_ps(g + i)), _mm512_loadu_ps(u + i)));
+  }
+  if (stream) _mm_sfence();
+}
+
 // ref::sum_squares: the eight double partial sums are the eight lanes of
 // one vector (element i in lane i % 8, as the reference; a partial tail
 // adds zeros to the lanes past it), then the same pairwise total.
@@ -181,6 +201,7 @@ void fill_avx512_float_ops(KernelTable& table) {
   table.softmax_online_row = &softmax_online_row_avx512;
   table.silu = &silu_avx512;
   table.swiglu = &swiglu_avx512;
+  table.swiglu_rows = &swiglu_rows_avx512;
   table.conv_silu = &conv_silu_avx512;
   table.abs_range = &abs_range_avx512;
   table.sum_squares = &sum_squares_avx512;
