@@ -140,9 +140,9 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
     for (int64_t t = t0; t < t1; ++t) {
       float* ot = o.data() + t * inner;
       for (int64_t h = h0; h < h1; ++h) rms_norm(ot + h * d, w.norm, d, c.rms_eps, ot + h * d);
-      float* zt = z.data() + t * inner;
-      silu(zt + c0, width, zt + c0);
-      mul(ot + c0, zt + c0, width, ot + c0);
+      // o * silu(z) as swiglu(z, o): the same two roundings, one pass.
+      const float* zt = z.data() + t * inner;
+      swiglu(zt + c0, ot + c0, width, ot + c0);
     }
   });
   return matmul(w.out, o.data(), n_tokens, out, pool);
