@@ -82,6 +82,11 @@ struct StripArgs {
   // non-temporal stores (no line fetch before each write; the kernel fences
   // them before it returns).
   bool stream_y = false;
+  // stream_y, and each token's 16 results are one whole, line-aligned cache
+  // line of y: what a 16-lane strip needs to store them non-temporally.
+  bool stream_lines() const {
+    return stream_y && n_rows == 16 && reinterpret_cast<uintptr_t>(y) % 64 == 0 && ldy % 16 == 0;
+  }
   // tile_strip only: the tokens interleaved by tile_acts, groups of 16
   // (the last one padded with zero tokens), tile_group_bytes apart.
   const uint8_t* tiles = nullptr;

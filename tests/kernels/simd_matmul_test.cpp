@@ -263,7 +263,14 @@ TEST(MatmulSwiglu, RejectsMismatchedShapes) {
   const Status st = matmul_swiglu(wg.view(TensorType::Q8_0, 64, 16), wu.view(TensorType::Q8_0, 64, 17), x.data(), 8,
                                   out.data());
   EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << st.to_string();
-  EXPECT_NE(st.message().find("16"), std::string::npos) << st.to_string();
+  EXPECT_NE(st.message().find("64 -> 16"), std::string::npos) << st.to_string();
+  EXPECT_NE(st.message().find("64 -> 17"), std::string::npos) << st.to_string();
+  // Row lengths too: the activations cannot serve both.
+  const Weights wide = make_weights(TensorType::Q8_0, 96, 16, 4, 0);
+  const auto x2 = random_activations(96 * 8, 5);
+  const Status st2 = matmul_swiglu(wg.view(TensorType::Q8_0, 64, 16), wide.view(TensorType::Q8_0, 96, 16), x2.data(), 8,
+                                   out.data());
+  EXPECT_EQ(st2.code(), ErrorCode::kInvalidArgument) << st2.to_string();
 }
 
 TEST_P(SimdTables, DotAgreesWithTheReferenceAtAnyAlignment) {

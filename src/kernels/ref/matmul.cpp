@@ -295,7 +295,6 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
     a.dot = k->dot;
     a.tiles = tiles;
     a.tile_group_bytes = group_bytes;
-    a.stream_y = stream_y;
     if (swiglu_out != nullptr) {
       // Gate's and up's rows of a strip, back to back, into the thread's
       // buffers (token t's rows at t * rows_per_strip: cache-resident), then
@@ -306,16 +305,14 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
       float* const g_out = thread_strip_out(2 * per);
       float* const u_out = g_out + per;
       a.ldy = static_cast<size_t>(rows_per_strip);
-      a.stream_y = false;
+      a.prefetch_bytes = static_cast<size_t>(rows_per_strip) * g.row_bytes;
       for (int64_t s = s0; s < s1; ++s) {
         const int64_t r0 = s * rows_per_strip;
         a.n_rows = std::min(rows_per_strip, g.n_out - r0);
-        const size_t strip_bytes = static_cast<size_t>(rows_per_strip) * g.row_bytes;
         a.w_stride = g.row_bytes;
         a.w = g.data + static_cast<size_t>(r0) * g.row_bytes;
         a.y = g_out;
         a.prefetch = u.data + static_cast<size_t>(r0) * u.row_bytes;  // read next
-        a.prefetch_bytes = strip_bytes;
         strip(a);
         a.w_stride = u.row_bytes;
         a.w = u.data + static_cast<size_t>(r0) * u.row_bytes;
@@ -327,6 +324,7 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
       }
       return;
     }
+    a.stream_y = stream_y;
     size_t j = 0;
     for (int64_t s = s0; s < s1;) {
       while (s >= first_strip[j + 1]) ++j;
@@ -407,15 +405,20 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
 
 }  // namespace
 
+namespace {
+
+// A weight matrix a table can multiply: a kernel for its type, a sound view.
+Status check_weights(const KernelTable& table, const MatrixView* w) {
+  if (w == nullptr) return InvalidArgument("matmul: null weight view");
+  if (table.find(w->type) == nullptr) return Unsupported("matmul: weight type " + type_name(w->type) + " is not supported");
+  return check_view(*w, "matmul");
+}
+
+}  // namespace
+
 Status matmul_many_with(const KernelTable& table, std::span<const MatmulJob> jobs, const float* x,
                         int64_t n_tokens, ThreadPool* pool) {
-  for (const MatmulJob& job : jobs) {
-    if (job.w == nullptr) return InvalidArgument("matmul: null weight view");
-    if (table.find(job.w->type) == nullptr) {
-      return Unsupported("matmul: weight type " + type_name(job.w->type) + " is not supported");
-    }
-    KZ_RETURN_IF_ERROR(check_view(*job.w, "matmul"));
-  }
+  for (const MatmulJob& job : jobs) KZ_RETURN_IF_ERROR(check_weights(table, job.w));
   if (n_tokens < 0) return InvalidArgument("matmul: n_tokens = " + std::to_string(n_tokens));
   if (n_tokens == 0) return OkStatus();
   if (x == nullptr) return InvalidArgument("matmul: null activation or output");
@@ -434,35 +437,31 @@ Status matmul_many_with(const KernelTable& table, std::span<const MatmulJob> job
 
 Status matmul_swiglu_with(const KernelTable& table, const MatrixView& gate, const MatrixView& up, const float* x,
                           int64_t n_tokens, float* out, ThreadPool* pool) {
-  const bool fusable = gate.type == up.type && gate.n_in == up.n_in && gate.n_out == up.n_out &&
-                       n_tokens > kInterleaveMaxTokens;
-  if (!fusable) {
-    // Two plain products, then swiglu (a batch's worth split over the pool).
-    if (gate.n_out != up.n_out)
-      return InvalidArgument("matmul_swiglu: gate has " + std::to_string(gate.n_out) + " outputs, up " +
-                             std::to_string(up.n_out));
-    const size_t n = static_cast<size_t>(std::max<int64_t>(n_tokens, 0)) * static_cast<size_t>(std::max<int64_t>(gate.n_out, 0));
-    ScratchFloats u(n);
-    const MatmulJob jobs[] = {{&gate, out}, {&up, u.data()}};
-    KZ_RETURN_IF_ERROR(matmul_many_with(table, jobs, x, n_tokens, pool));
-    constexpr int64_t kParallelMin = int64_t{1} << 15;  // below: one thread is quicker than a dispatch
-    const int64_t total = static_cast<int64_t>(n);
-    if (pool != nullptr && total >= kParallelMin) {
-      pool->parallel_for(0, total, [&](int64_t b, int64_t e, int) { table.swiglu(out + b, u.data() + b, e - b, out + b); },
-                         4096);
-    } else if (total > 0) {
-      table.swiglu(out, u.data(), total, out);
-    }
-    return OkStatus();
-  }
-  for (const MatrixView* w : {&gate, &up}) {
-    if (table.find(w->type) == nullptr)
-      return Unsupported("matmul: weight type " + type_name(w->type) + " is not supported");
-    KZ_RETURN_IF_ERROR(check_view(*w, "matmul"));
-  }
+  for (const MatrixView* w : {&gate, &up}) KZ_RETURN_IF_ERROR(check_weights(table, w));
+  if (gate.n_in != up.n_in || gate.n_out != up.n_out)
+    return InvalidArgument("matmul_swiglu: gate is " + std::to_string(gate.n_in) + " -> " + std::to_string(gate.n_out) +
+                           ", up " + std::to_string(up.n_in) + " -> " + std::to_string(up.n_out) + "; they must match");
+  if (n_tokens < 0) return InvalidArgument("matmul: n_tokens = " + std::to_string(n_tokens));
+  if (n_tokens == 0) return OkStatus();
   if (x == nullptr || out == nullptr) return InvalidArgument("matmul: null activation or output");
-  const MatmulJob jobs[] = {{&gate, nullptr}, {&up, nullptr}};
-  return matmul_group(table, table.find(gate.type), jobs, x, n_tokens, pool, out);
+  if (gate.type == up.type && n_tokens > kInterleaveMaxTokens) {
+    const MatmulJob jobs[] = {{&gate, nullptr}, {&up, nullptr}};
+    return matmul_group(table, table.find(gate.type), jobs, x, n_tokens, pool, out);
+  }
+  // Decode (and mixed types): two plain products, then swiglu, a batch's
+  // worth split over the pool.
+  const int64_t total = n_tokens * gate.n_out;
+  ScratchFloats u(static_cast<size_t>(total));
+  const MatmulJob jobs[] = {{&gate, out}, {&up, u.data()}};
+  KZ_RETURN_IF_ERROR(matmul_many_with(table, jobs, x, n_tokens, pool));
+  constexpr int64_t kParallelMin = int64_t{1} << 15;  // below: one thread is quicker than a dispatch
+  if (pool != nullptr && total >= kParallelMin) {
+    pool->parallel_for(0, total, [&](int64_t b, int64_t e, int) { table.swiglu(out + b, u.data() + b, e - b, out + b); },
+                       4096);
+  } else {
+    table.swiglu(out, u.data(), total, out);
+  }
+  return OkStatus();
 }
 
 Status matmul_swiglu(const MatrixView& gate, const MatrixView& up, const float* x, int64_t n_tokens, float* out,

@@ -200,7 +200,7 @@ template <bool kQ4>
   // tokens a row of y apart: as plain stores each fetched its line first,
   // from memory (a big y is not cached), ~15 % of a 512-token matmul.
   // Non-temporal stores write the lines without reading them.
-  const bool stream = a.stream_y && a.n_rows == 16 && reinterpret_cast<uintptr_t>(a.y) % 64 == 0 && a.ldy % 16 == 0;
+  const bool stream = a.stream_lines();
   for (int64_t t0 = 0; t0 < n_tok; t0 += kTokens) {
     const uint8_t* group = a.tiles + static_cast<size_t>(t0 / kTokens) * a.tile_group_bytes;
     const uint8_t* next = a.prefetch + 64 * lines_per_group * static_cast<size_t>(t0 / kTokens);

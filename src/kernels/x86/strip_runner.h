@@ -175,10 +175,7 @@ struct StripRunner {
   // y's rows go out as whole cache lines with non-temporal stores
   // (StripArgs::stream_y; AVX-512 only, where 16 rows are a line).
   static bool can_stream(const StripArgs& a) {
-    if constexpr (requires(float* y, VF v) { Isa::stream_rows(y, v); }) {
-      return a.stream_y && a.n_rows == Isa::kRows && reinterpret_cast<uintptr_t>(a.y) % 64 == 0 &&
-             a.ldy % static_cast<size_t>(Isa::kRows) == 0;
-    }
+    if constexpr (requires(float* y, VF v) { Isa::stream_rows(y, v); }) return Isa::kRows == 16 && a.stream_lines();
     return false;
   }
   // Out of line on purpose: inside the flattened pass, the loop pushed GCC
