@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/vec_dot.h"
 #include "tensor/quant.h"
@@ -39,10 +40,14 @@ void mul(const float* a, const float* b, int64_t n, float* out) {
 }
 
 void scale(const float* x, float s, int64_t n, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * s;
+  if (n > 0) active_kernels().scale(x, s, n, out);
 }
 
 namespace ref {
+
+void scale(const float* x, float s, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * s;
+}
 
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = fp16_to_fp32(x[i]);
