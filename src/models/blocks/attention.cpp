@@ -18,6 +18,9 @@ namespace {
 // cache's K tiles (model_state.h).
 constexpr int64_t kTile = kKvTile;
 
+// Queries per sub-block of a diagonal tile's products (below).
+constexpr int64_t kSubQueries = 16;
+
 // Tokens per chunk when a batch prepares its q / k rows on every thread (a
 // single token stays on the caller).
 constexpr int64_t kPrepareGrain = 4;
@@ -162,9 +165,20 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
         } else {
           kt = kv.k.get() + k_tile, vr = kv.v.get() + kv_v_index(j0, kv_row, g, dv);
         }
+        // Rows in sub-blocks of kSubQueries queries, each multiplied only
+        // up to the last position its last query sees: on the diagonal tile
+        // the rest is masked, so a prefill skips ~3/8 of that tile's work
+        // (decode, one query, already stops at its position). Masked
+        // positions carry exact zeros, so the bits do not change.
+        const bool diagonal = j0 + n_k > q0 + 1;  // some query sees fewer than n_k positions
+        const int64_t sub_rows = diagonal ? kSubQueries * group : rows;
+        auto sub_width = [&](int64_t r1) { return std::min(n_k, q0 + (r1 - 1) / group - j0 + 1); };
         std::fill(s.begin(), s.begin() + rows * n_k, 0.0f);
-        gemm_f32_acc(rows, n_k, dk, qm.data(), static_cast<size_t>(dk), kt, static_cast<size_t>(kTile), s.data(),
-                     static_cast<size_t>(n_k));
+        for (int64_t r0 = 0; r0 < rows; r0 += sub_rows) {
+          const int64_t r1 = std::min(rows, r0 + sub_rows);
+          gemm_f32_acc(r1 - r0, sub_width(r1), dk, qm.data() + r0 * dk, static_cast<size_t>(dk), kt,
+                       static_cast<size_t>(kTile), s.data() + r0 * n_k, static_cast<size_t>(n_k));
+        }
         // Online softmax: p = exp(score - m_new), o *= exp(m_old - m_new).
         for (int64_t r = 0; r < rows; ++r) {
           const float* sr = s.data() + static_cast<size_t>(r) * static_cast<size_t>(n_k);
@@ -176,7 +190,11 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
           // tiles after the first): x * 1 is x, so the pass is skipped.
           if (alpha != 1.0f) kernels::scale(o.data() + r * dv, alpha, dv, o.data() + r * dv);
         }
-        gemm_f32_acc(rows, dv, n_k, p.data(), static_cast<size_t>(n_k), vr, static_cast<size_t>(dv), o.data(), static_cast<size_t>(dv));
+        for (int64_t r0 = 0; r0 < rows; r0 += sub_rows) {
+          const int64_t r1 = std::min(rows, r0 + sub_rows);
+          gemm_f32_acc(r1 - r0, dv, sub_width(r1), p.data() + r0 * n_k, static_cast<size_t>(n_k), vr,
+                       static_cast<size_t>(dv), o.data() + r0 * dv, static_cast<size_t>(dv));
+        }
       }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t t = q0 - n_past + r / group, h = g * group + r % group;
