@@ -122,6 +122,22 @@ void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const
                         static_cast<size_t>(ldo));
 }
 
+// dst[x * ld_dst + j] = src[j * ld_src + x] for j < rows, x < cols, in
+// 16 x 16 blocks: each block reads 16 source rows and writes 16 runs of 16
+// consecutive floats (element by element, every store went to a line of
+// its own: the K^T copy was ~6 % of a prefill's delta rule).
+void transpose(const float* src, int64_t ld_src, int64_t rows, int64_t cols, float* dst, int64_t ld_dst) {
+  constexpr int64_t kB = 16;
+  for (int64_t j0 = 0; j0 < rows; j0 += kB) {
+    const int64_t j1 = std::min(rows, j0 + kB);
+    for (int64_t x0 = 0; x0 < cols; x0 += kB) {
+      const int64_t x1 = std::min(cols, x0 + kB);
+      for (int64_t x = x0; x < x1; ++x)
+        for (int64_t j = j0; j < j1; ++j) dst[x * ld_dst + j] = src[j * ld_src + x];
+    }
+  }
+}
+
 // W's entries are sums of T-weighted beta e^G k with unit-norm keys,
 // beta <= 1 and decays <= 1: O(1) at most. Rows of strongly decayed tokens
 // are tiny; below this they are zeroed (see flush_tiny). An absolute bound,
@@ -181,12 +197,11 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
   for (int64_t j = 0; j < n; ++j) {
     const int64_t tt = t_first + j, i = m + j;
     if (outputs) std::copy_n(b.q + tt * b.q_stride + hk * dk, dk, q + j * dk);
-    const float* k = b.k + tt * b.k_stride + hk * dk;
-    for (int64_t x = 0; x < dk; ++x) th.kt[x * C + i] = k[x];
     th.beta[i] = b.beta[tt * nv + h];
     acc += static_cast<double>(b.g[tt * nv + h]);
     th.G[i] = acc;
   }
+  transpose(b.k + t_first * b.k_stride + hk * dk, b.k_stride, n, dk, th.kt + m, C);
   // Decay ratios e^{G_t - G_s} (s <= t) from differences, never as a
   // quotient of two e^{G}: those underflow to 0 / 0 when decays are strong.
   for (int64_t j = 0; j < n; ++j)
