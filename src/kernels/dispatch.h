@@ -106,6 +106,7 @@ using SwigluRowsFn = void (*)(const float* gate, const float* up, int64_t n_rows
                               float* out, size_t ld_out, bool stream);
 using AbsRangeFn = void (*)(const float* x, int64_t n, float* min, float* max);
 using ScaleFn = void (*)(const float* x, float s, int64_t n, float* out);
+using ScaleMulFn = void (*)(const float* x, float s, const float* w, int64_t n, float* out);
 using SumSquaresFn = double (*)(const float* x, int64_t n);
 using ConvSiluFn = void (*)(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps,
                             int64_t n, float* out);
@@ -156,6 +157,7 @@ struct KernelTable {
   ConvSiluFn conv_silu = nullptr;  // bit-identical to ref::conv_silu
   AbsRangeFn abs_range = nullptr;  // = ref::abs_range (exact)
   ScaleFn scale = nullptr;  // = ref::scale (one rounding per element: exact)
+  ScaleMulFn scale_mul = nullptr;  // = ref::scale_mul (two roundings per element, in its order: exact)
   SumSquaresFn sum_squares = nullptr;  // bit-identical to ref::sum_squares
   ReadStreamFn read_stream = nullptr;  // = ref::read_stream, with the widest loads
   HalfToFloatFn fp16_to_fp32_row = nullptr;  // bit-identical to ref::fp16_to_fp32_row

@@ -276,6 +276,33 @@ TEST(Scale, EveryTableEqualsTheReferenceBitForBit) {
   }
 }
 
+// scale_mul (RMSNorm's scaling): the reference is (x * s) * w per element;
+// every table gives the same bits, in place too, tails untouched.
+TEST(ScaleMul, EveryTableEqualsTheReferenceBitForBit) {
+  const auto probe = random_floats(4, 2, -1, 1);
+  float want_one;
+  ref::scale_mul(probe.data(), 0.375f, probe.data() + 1, 1, &want_one);
+  EXPECT_EQ(want_one, (probe[0] * 0.375f) * probe[1]);
+  for (const KernelTable* table : available_kernel_tables()) {
+    ASSERT_NE(table->scale_mul, nullptr) << table->name;
+    for (int64_t n : {1, 5, 15, 16, 17, 33, 128, 1031}) {
+      const auto x = random_floats(static_cast<size_t>(n) + 1, static_cast<uint32_t>(n), -10, 10);
+      const auto w = random_floats(static_cast<size_t>(n) + 3, static_cast<uint32_t>(n + 7), -2, 2);
+      const float s = 0.1f + 0.01f * static_cast<float>(n);
+      std::vector<float> want(static_cast<size_t>(n) + 2, -7.0f), got(static_cast<size_t>(n) + 2, -7.0f);
+      ref::scale_mul(x.data() + 1, s, w.data() + 3, n, want.data() + 1);
+      table->scale_mul(x.data() + 1, s, w.data() + 3, n, got.data() + 1);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(std::bit_cast<uint32_t>(want[i]), std::bit_cast<uint32_t>(got[i])) << table->name << " n=" << n << " i=" << i;
+      std::vector<float> in_place(x.begin() + 1, x.end());
+      table->scale_mul(in_place.data(), s, w.data() + 3, n, in_place.data());
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(std::bit_cast<uint32_t>(want[static_cast<size_t>(i) + 1]), std::bit_cast<uint32_t>(in_place[static_cast<size_t>(i)]))
+            << table->name << " in place, n=" << n;
+    }
+  }
+}
+
 // sum_squares (RMSNorm's sum): the reference against a long double sum of
 // the float-rounded squares, then every table bit for bit (odd lengths,
 // misaligned starts).

@@ -49,6 +49,10 @@ void scale(const float* x, float s, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = x[i] * s;
 }
 
+void scale_mul(const float* x, float s, const float* w, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = (x[i] * s) * w[i];
+}
+
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = fp16_to_fp32(x[i]);
 }

@@ -83,10 +83,10 @@ void rms_norm(const float* x, const float* w, int64_t n, float eps, float* out) 
   const float mean = static_cast<float>(active_kernels().sum_squares(x, n) / static_cast<double>(n));
   const float scale = 1.0f / std::sqrt(mean + eps);
   if (w == nullptr) {
-    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale;
+    active_kernels().scale(x, scale, n, out);
   } else {
     // ggml: rms_norm then mul, two roundings: (x * scale) * w.
-    for (int64_t i = 0; i < n; ++i) out[i] = (x[i] * scale) * w[i];
+    active_kernels().scale_mul(x, scale, w, n, out);
   }
 }
 
@@ -102,7 +102,7 @@ void l2_norm(const float* x, int64_t n, float eps, float* out) {
   // ggml: sqrtf(sum) with the double sum converted to float first.
   const float norm = std::sqrt(static_cast<float>(active_kernels().sum_squares(x, n)));
   const float scale = 1.0f / std::fmax(norm, eps);
-  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale;
+  active_kernels().scale(x, scale, n, out);
 }
 
 Status rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos,
