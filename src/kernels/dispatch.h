@@ -150,6 +150,7 @@ struct KernelTable {
   QuantizeActFn quantize_q8_1 = nullptr;
   QuantizeActFn quantize_q8_K = nullptr;
   GemmF32AccFn gemm_f32_acc = nullptr;  // C += A * B, bit-identical to ref::gemm_f32_acc
+  GemmF32AccFn gemm_f32 = nullptr;      // C = A * B, bit-identical to ref::gemm_f32
   SoftmaxOnlineRowFn softmax_online_row = nullptr;  // bit-identical to the reference
   SiluFn silu = nullptr;      // bit-identical to ref::silu_approx
   SwigluFn swiglu = nullptr;  // bit-identical to ref::swiglu_approx

@@ -162,6 +162,10 @@ void softmax(const float* x, int64_t n, float* out);
 // on how a caller splits m and n. The attention tiles' matrix products.
 void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
                   float* c, size_t ldc);
+// C = A * B: gemm_f32_acc onto a zeroed C, without the zeroing pass (the
+// same bits).
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+              size_t ldc);
 
 // One row of an online softmax over a tile of n scores (the first `valid`
 // real): p[j] = exp(s[j] * scale - m_new) with m_new = max(*m, scaled

@@ -81,5 +81,37 @@ TEST(GemmF32, EveryTableEqualsTheReferenceBitForBit) {
   }
 }
 
+// gemm_f32 (C = A * B): the reference is gemm_f32_acc onto zeros; every
+// table equals it bit for bit over the same shapes, whatever C held before,
+// and leaves the padding between rows alone.
+TEST(GemmF32, OverwriteEqualsAccumulateOntoZerosInEveryTable) {
+  for (const KernelTable* table : available_kernel_tables()) {
+    ASSERT_NE(table->gemm_f32, nullptr) << table->name;
+    for (int64_t m : {1, 5, 6, 7, 13}) {
+      for (int64_t n : {1, 16, 17, 65, 130}) {
+        for (int64_t k : {1, 31, 128}) {
+          for (size_t offset : {size_t{0}, size_t{1}}) {
+            const size_t lda = static_cast<size_t>(k) + 3, ldb = static_cast<size_t>(n) + 5,
+                         ldc = static_cast<size_t>(n) + 2;
+            const auto a = gemm_input(offset + m * lda, static_cast<uint32_t>(m * 5 + k));
+            const auto b = gemm_input(offset + k * ldb, static_cast<uint32_t>(n * 3 + k));
+            const auto c0 = gemm_input(offset + m * ldc, static_cast<uint32_t>(m + 2 * n));  // stale contents
+            std::vector<float> zeros = c0, want = c0, got = c0;
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) zeros[offset + static_cast<size_t>(i) * ldc + static_cast<size_t>(j)] = 0.0f;
+            ref::gemm_f32_acc(m, n, k, a.data() + offset, lda, b.data() + offset, ldb, zeros.data() + offset, ldc);
+            ref::gemm_f32(m, n, k, a.data() + offset, lda, b.data() + offset, ldb, want.data() + offset, ldc);
+            ASSERT_EQ(0, std::memcmp(zeros.data(), want.data(), want.size() * sizeof(float)))
+                << "reference, m=" << m << " n=" << n << " k=" << k;
+            table->gemm_f32(m, n, k, a.data() + offset, lda, b.data() + offset, ldb, got.data() + offset, ldc);
+            ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+                << table->name << " m=" << m << " n=" << n << " k=" << k << " offset=" << offset;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kazeia::kernels

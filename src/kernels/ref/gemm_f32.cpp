@@ -22,4 +22,11 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
   }
 }
 
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+              size_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[static_cast<size_t>(i) * ldc + static_cast<size_t>(j)] = 0.0f;
+  gemm_f32_acc(m, n, k, a, lda, b, ldb, c, ldc);
+}
+
 }  // namespace kazeia::kernels::ref

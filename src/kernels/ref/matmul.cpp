@@ -489,6 +489,16 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
   active_kernels().gemm_f32_acc(m, n, k, a, lda, b, ldb, c, ldc);
 }
 
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+              size_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    for (int64_t i = 0; i < m; ++i) std::fill_n(c + static_cast<size_t>(i) * ldc, n, 0.0f);
+    return;
+  }
+  active_kernels().gemm_f32(m, n, k, a, lda, b, ldb, c, ldc);
+}
+
 uint64_t read_stream(const uint8_t* p, size_t bytes) { return active_kernels().read_stream(p, bytes); }
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out) {
   if (n > 0) active_kernels().fp16_to_fp32_row(x, n, out);

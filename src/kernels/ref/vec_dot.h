@@ -66,6 +66,10 @@ float dot_f32_lanes(const float* a, const float* b, int64_t n);
 // (row-major, leading dimensions in floats): C += A * B.
 void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
                   float* c, size_t ldc);
+// C = A * B: C's m x n entries set to 0, then gemm_f32_acc (the same chains
+// from 0; entries between rows, past n, untouched).
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+              size_t ldc);
 
 // exp(x) to ~2e-7 relative by a fixed sequence of float operations (0 for
 // x <= -87, NaN included); SIMD variants repeat it lane by lane.

@@ -1,4 +1,5 @@
-// C += A * B on float matrices (ref::gemm_f32_acc): register tiles of kMR
+// C += A * B on float matrices (ref::gemm_f32_acc), and C = A * B
+// (ref::gemm_f32: the same chains started from 0): register tiles of kMR
 // rows x kNV 16-float vectors of C, one broadcast of A and kNV loads of B
 // per k. Every C element is the same chain of fused multiply-adds over
 // k = 0, 1, ... as the reference, so the results are bit-identical to it
@@ -21,7 +22,7 @@ struct GemmF32 {
   static constexpr int kNV = Isa::kRows == 16 ? 4 : 2;
 
   // R rows x NV vectors; the last vector holds n_last (1..16) columns.
-  template <int R, int NV>
+  template <int R, int NV, bool kAcc>
   [[gnu::noinline, gnu::flatten]] static void tile(int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
                                                    float* c, size_t ldc, int64_t n_last) {
     auto col = [](const float* p, int v) { return reinterpret_cast<const uint8_t*>(p + 16 * v); };
@@ -29,7 +30,11 @@ struct GemmF32 {
     static_for<R>([&](auto r) {
       static_for<NV>([&](auto v) {
         const uint8_t* p = col(c + r * ldc, v);
-        acc[r][v] = v + 1 < NV || n_last == 16 ? Isa::load_f32(p) : Isa::load_f32_tail(p, n_last);
+        if constexpr (kAcc) {
+          acc[r][v] = v + 1 < NV || n_last == 16 ? Isa::load_f32(p) : Isa::load_f32_tail(p, n_last);
+        } else {
+          acc[r][v] = Isa::zero16();
+        }
       });
     });
     for (int64_t kk = 0; kk < k; ++kk) {
@@ -53,20 +58,30 @@ struct GemmF32 {
   }
 
   using TileFn = void (*)(int64_t, const float*, size_t, const float*, size_t, float*, size_t, int64_t);
-  template <int R, int... NVs>
+  template <bool kAcc, int R, int... NVs>
   static constexpr void fill_row(TileFn* out, std::integer_sequence<int, NVs...>) {
-    ((out[NVs] = &tile<R, NVs + 1>), ...);
+    ((out[NVs] = &tile<R, NVs + 1, kAcc>), ...);
   }
-  template <int... Rs>
+  template <bool kAcc, int... Rs>
   static constexpr void fill(TileFn (*out)[kNV], std::integer_sequence<int, Rs...>) {
-    (fill_row<Rs + 1>(out[Rs], std::make_integer_sequence<int, kNV>{}), ...);
+    (fill_row<kAcc, Rs + 1>(out[Rs], std::make_integer_sequence<int, kNV>{}), ...);
   }
 
   static void gemm(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
                    float* c, size_t ldc) {
+    run<true>(m, n, k, a, lda, b, ldb, c, ldc);
+  }
+  static void gemm_set(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                       float* c, size_t ldc) {
+    run<false>(m, n, k, a, lda, b, ldb, c, ldc);
+  }
+
+  template <bool kAcc>
+  static void run(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                  float* c, size_t ldc) {
     static const auto tiles = [] {
       struct Table { TileFn f[kMR][kNV]; } t{};
-      fill(t.f, std::make_integer_sequence<int, kMR>{});
+      fill<kAcc>(t.f, std::make_integer_sequence<int, kMR>{});
       return t;
     }();
     for (int64_t n0 = 0; n0 < n; n0 += 16 * kNV) {

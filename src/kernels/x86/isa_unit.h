@@ -34,6 +34,7 @@ void fill_isa(KernelTable& table, const char* isa) {
   fill_kquants<Policy>(table, isa);
   fill_quantizers<Policy>(table);
   table.gemm_f32_acc = &GemmF32<Policy>::gemm;
+  table.gemm_f32 = &GemmF32<Policy>::gemm_set;
 }
 
 }  // namespace

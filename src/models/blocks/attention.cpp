@@ -116,7 +116,7 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   // products and the same float operations whether it arrives alone (decode) or inside
   // a prefill batch: chunked and one-batch prefill give identical logits.
   // Positions past a query's own are masked to exactly zero weight, which
-  // leaves every sum unchanged. The products go through gemm_f32_acc, whose
+  // leaves every sum unchanged. The products go through gemm_f32(_acc), whose
   // per-element fma chains do not depend on the shapes either.
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
   const int64_t group = n_head / n_kv;
@@ -173,11 +173,12 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
         const bool diagonal = j0 + n_k > q0 + 1;  // some query sees fewer than n_k positions
         const int64_t sub_rows = diagonal ? kSubQueries * group : rows;
         auto sub_width = [&](int64_t r1) { return std::min(n_k, q0 + (r1 - 1) / group - j0 + 1); };
-        std::fill(s.begin(), s.begin() + rows * n_k, 0.0f);
+        // (Scores past a sub-block's width are left as they were: the
+        // softmax reads only a row's `valid` ones.)
         for (int64_t r0 = 0; r0 < rows; r0 += sub_rows) {
           const int64_t r1 = std::min(rows, r0 + sub_rows);
-          gemm_f32_acc(r1 - r0, sub_width(r1), dk, qm.data() + r0 * dk, static_cast<size_t>(dk), kt,
-                       static_cast<size_t>(kTile), s.data() + r0 * n_k, static_cast<size_t>(n_k));
+          gemm_f32(r1 - r0, sub_width(r1), dk, qm.data() + r0 * dk, static_cast<size_t>(dk), kt,
+                   static_cast<size_t>(kTile), s.data() + r0 * n_k, static_cast<size_t>(n_k));
         }
         // Online softmax: p = exp(score - m_new), o *= exp(m_old - m_new).
         for (int64_t r = 0; r < rows; ++r) {

@@ -112,14 +112,12 @@ void recurrent_head(const DeltaRuleBatch& b, int64_t h, float* s, float* delta) 
 
 // ------------------------------------------------------------- chunked form
 
-// kernels::gemm_f32_acc into a zeroed out: out (m x n, ld ldo) = A (m x k,
-// ld lda) B (k x n, ld ldb). Each entry is the same FMA chain over k
+// out (m x n, ld ldo) = A (m x k, ld lda) B (k x n, ld ldb) with
+// kernels::gemm_f32: each entry is the same FMA chain over k (from 0)
 // whatever m, n and the leading dimensions.
 void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* out,
              int64_t ldo) {
-  for (int64_t i = 0; i < m; ++i) std::fill_n(out + i * ldo, n, 0.0f);
-  kernels::gemm_f32_acc(m, n, k, a, static_cast<size_t>(lda), b, static_cast<size_t>(ldb), out,
-                        static_cast<size_t>(ldo));
+  kernels::gemm_f32(m, n, k, a, static_cast<size_t>(lda), b, static_cast<size_t>(ldb), out, static_cast<size_t>(ldo));
 }
 
 // dst[x * ld_dst + j] = src[j * ld_src + x] for j < rows, x < cols, in
