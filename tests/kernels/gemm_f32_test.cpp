@@ -89,7 +89,7 @@ TEST(GemmF32, OverwriteEqualsAccumulateOntoZerosInEveryTable) {
     ASSERT_NE(table->gemm_f32, nullptr) << table->name;
     for (int64_t m : {1, 5, 6, 7, 13}) {
       for (int64_t n : {1, 16, 17, 65, 130}) {
-        for (int64_t k : {1, 31, 128}) {
+        for (int64_t k : {0, 1, 31, 128}) {  // k = 0: C becomes zeros
           for (size_t offset : {size_t{0}, size_t{1}}) {
             const size_t lda = static_cast<size_t>(k) + 3, ldb = static_cast<size_t>(n) + 5,
                          ldc = static_cast<size_t>(n) + 2;

@@ -403,10 +403,6 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
   return OkStatus();
 }
 
-}  // namespace
-
-namespace {
-
 // A weight matrix a table can multiply: a kernel for its type, a sound view.
 Status check_weights(const KernelTable& table, const MatrixView* w) {
   if (w == nullptr) return InvalidArgument("matmul: null weight view");
@@ -491,12 +487,8 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
 
 void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
               size_t ldc) {
-  if (m <= 0 || n <= 0) return;
-  if (k <= 0) {
-    for (int64_t i = 0; i < m; ++i) std::fill_n(c + static_cast<size_t>(i) * ldc, n, 0.0f);
-    return;
-  }
-  active_kernels().gemm_f32(m, n, k, a, lda, b, ldb, c, ldc);
+  // k = 0 is a zero fill, which every variant does (no product to add).
+  if (m > 0 && n > 0) active_kernels().gemm_f32(m, n, std::max<int64_t>(k, 0), a, lda, b, ldb, c, ldc);
 }
 
 uint64_t read_stream(const uint8_t* p, size_t bytes) { return active_kernels().read_stream(p, bytes); }

@@ -67,17 +67,9 @@ struct GemmF32 {
     (fill_row<kAcc, Rs + 1>(out[Rs], std::make_integer_sequence<int, kNV>{}), ...);
   }
 
-  static void gemm(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
-                   float* c, size_t ldc) {
-    run<true>(m, n, k, a, lda, b, ldb, c, ldc);
-  }
-  static void gemm_set(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
-                       float* c, size_t ldc) {
-    run<false>(m, n, k, a, lda, b, ldb, c, ldc);
-  }
-
+  // kAcc: C += A * B (gemm_f32_acc), else C = A * B (gemm_f32).
   template <bool kAcc>
-  static void run(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+  static void gemm(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
                   float* c, size_t ldc) {
     static const auto tiles = [] {
       struct Table { TileFn f[kMR][kNV]; } t{};

@@ -33,8 +33,8 @@ void fill_isa(KernelTable& table, const char* isa) {
   fill_float<Policy>(table, isa);
   fill_kquants<Policy>(table, isa);
   fill_quantizers<Policy>(table);
-  table.gemm_f32_acc = &GemmF32<Policy>::gemm;
-  table.gemm_f32 = &GemmF32<Policy>::gemm_set;
+  table.gemm_f32_acc = &GemmF32<Policy>::template gemm<true>;
+  table.gemm_f32 = &GemmF32<Policy>::template gemm<false>;
 }
 
 }  // namespace

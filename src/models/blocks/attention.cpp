@@ -6,6 +6,7 @@
 
 #include "base/scratch.h"
 #include "base/thread_pool.h"
+#include "models/blocks/transpose.h"
 #include "tensor/quant.h"
 
 namespace kazeia {
@@ -68,15 +69,17 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
         fp32_to_fp16_row(v_src, dv, kv.v16.get() + kv_v_index(pos, kv_row, g, dv));
       }
     }
-    for (int64_t i = 0; i < dk; ++i) {
-      for (int64_t t = t0; t < t1; ++t) {
-        const size_t at = kv_k_index(n_past + t, kv_row, g * dk + i);
-        if (f32) {
-          kv.k[at] = k[static_cast<size_t>((t * n_kv + g) * dk + i)];
-        } else {
-          kv.k16[at] = k16[static_cast<size_t>((t - t0) * dk + i)];
-        }
+    // K: per tile, the tokens' rows transposed into the tile's channel rows
+    // (kTile apart).
+    for (int64_t ta = t0; ta < t1;) {
+      const int64_t tb = std::min(t1, (n_past + ta) / kTile * kTile + kTile - n_past);
+      const size_t at = kv_k_index(n_past + ta, kv_row, g * dk);
+      if (f32) {
+        transpose(k.data() + (ta * n_kv + g) * dk, n_kv * dk, tb - ta, dk, kv.k.get() + at, kTile);
+      } else {
+        transpose(k16.data() + (ta - t0) * dk, dk, tb - ta, dk, kv.k16.get() + at, kTile);
       }
+      ta = tb;
     }
   };
   // When every new token falls in one block (decode), the task of KV head g

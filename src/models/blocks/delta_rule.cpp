@@ -8,6 +8,7 @@
 
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
+#include "models/blocks/transpose.h"
 
 namespace kazeia {
 
@@ -118,22 +119,6 @@ void recurrent_head(const DeltaRuleBatch& b, int64_t h, float* s, float* delta) 
 void product(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* out,
              int64_t ldo) {
   kernels::gemm_f32(m, n, k, a, static_cast<size_t>(lda), b, static_cast<size_t>(ldb), out, static_cast<size_t>(ldo));
-}
-
-// dst[x * ld_dst + j] = src[j * ld_src + x] for j < rows, x < cols, in
-// 16 x 16 blocks: each block reads 16 source rows and writes 16 runs of 16
-// consecutive floats (element by element, every store went to a line of
-// its own: the K^T copy was ~6 % of a prefill's delta rule).
-void transpose(const float* src, int64_t ld_src, int64_t rows, int64_t cols, float* dst, int64_t ld_dst) {
-  constexpr int64_t kB = 16;
-  for (int64_t j0 = 0; j0 < rows; j0 += kB) {
-    const int64_t j1 = std::min(rows, j0 + kB);
-    for (int64_t x0 = 0; x0 < cols; x0 += kB) {
-      const int64_t x1 = std::min(cols, x0 + kB);
-      for (int64_t x = x0; x < x1; ++x)
-        for (int64_t j = j0; j < j1; ++j) dst[x * ld_dst + j] = src[j * ld_src + x];
-    }
-  }
 }
 
 // W's entries are sums of T-weighted beta e^G k with unit-norm keys,

@@ -7,6 +7,7 @@
 
 #include "base/scratch.h"
 #include "base/thread_pool.h"
+#include "models/blocks/transpose.h"
 
 namespace kazeia {
 
@@ -32,8 +33,7 @@ void for_rows_or_heads(int64_t n, int64_t heads, ThreadPool* pool, Fn&& fn) {
 }  // namespace
 
 void transpose_conv_taps(const float* conv, int64_t kernel, int64_t channels, float* out) {
-  for (int64_t ch = 0; ch < channels; ++ch)
-    for (int64_t k = 0; k < kernel; ++k) out[k * channels + ch] = conv[ch * kernel + k];
+  transpose(conv, kernel, channels, kernel, out, channels);
 }
 
 Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, RecurrentLayer& state,
