@@ -31,7 +31,8 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
     int reps = 3;
     int64_t ubatch = EngineOptions{}.n_ubatch;
     std::string threads = "0";
-    bool json = false, bandwidth = false, kv_f16 = false;
+    bool json = false, bandwidth = false;
+    KvCacheType kv_type = EngineOptions{}.kv_type;
     int64_t bandwidth_mib = 1024;
   };
   auto o = std::make_shared<Options>();
@@ -47,7 +48,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
                   "Size of the bandwidth probe's buffer, MiB (keep it well above the last-level cache)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd->add_flag("--kv-f16", o->kv_f16, "f16 KV cache");
+  add_kv_type_option(cmd, o->kv_type);
   cmd->add_option("--ubatch-size,--ub", o->ubatch, "Tokens per forward pass")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->callback([run, o] {
     *run = [o] {
@@ -97,7 +98,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
         EngineOptions eo;
         eo.n_threads = t;
         eo.n_ctx = std::max<int64_t>(o->n_prompt, o->n_gen + 1) + 16;
-        eo.kv_f16 = o->kv_f16;
+        eo.kv_type = o->kv_type;
         eo.n_ubatch = o->ubatch;
         auto engine = Engine::load(o->model, eo);
         if (!engine.ok()) return fail(engine.status().to_string());
@@ -120,6 +121,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
       // Peak RSS before the bandwidth test, whose buffer would dominate it.
       const uint64_t rss_bytes = peak_rss_bytes();
       if (rate_decode) probe_all();
+      const char* kv_name = o->kv_type == KvCacheType::kF16 ? "f16" : "f32";
       for (const Row& row_info : rows) {
         {
           const BenchSample& s = row_info.sample;
@@ -129,7 +131,8 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
           const double bw = decode && rate_decode ? bandwidth[row_info.threads] : 0.0;
           if (o->json) {
             nlohmann::ordered_json row{{"model", name},          {"file_size", row_info.file_size},
-                                       {"threads", row_info.threads}, {"test", s.test},
+                                       {"threads", row_info.threads}, {"kv_type", kv_name},
+                                       {"test", s.test},
                                        {"n_tokens", s.n_tokens},   {"tps_mean", s.mean_tps()},
                                        {"tps_sd", s.stddev_tps()}, {"seconds", s.seconds}};
             if (decode) {
@@ -170,6 +173,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
         if (rows.empty()) {
           std::printf("peak RSS: %.1f MiB\n", rss);
         } else {
+          std::printf("KV cache: %s\n", kv_name);
           std::printf("peak RSS: %.1f MiB (file %.1f + KV/state %.1f + 64 = %.1f MiB: %s)\n", rss,
                       static_cast<double>(file_bytes) / 1048576.0, static_cast<double>(state_bytes) / 1048576.0,
                       static_cast<double>(bound_bytes) / 1048576.0, rss_bytes <= bound_bytes ? "within" : "OVER");

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,11 +11,19 @@
 
 namespace kazeia::cli {
 
+// --kv-type f16|f32 (llama.cpp's -ctk/-ctv f16 is its default too).
+inline void add_kv_type_option(CLI::App* cmd, KvCacheType& kv_type) {
+  const std::map<std::string, KvCacheType> names{{"f16", KvCacheType::kF16}, {"f32", KvCacheType::kF32}};
+  cmd->add_option("--kv-type", kv_type, "KV cache element type: f16 (half the memory) or f32 (logits of an f32 cache)")
+      ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
+      ->default_str(kv_type == KvCacheType::kF16 ? "f16" : "f32");
+}
+
 struct ModelFlags {
   std::string model;
   int threads = 0;
   int64_t ctx = 4096;
-  bool kv_f16 = false;
+  KvCacheType kv_type = EngineOptions{}.kv_type;
   int64_t ubatch = EngineOptions{}.n_ubatch;
 
   void add_to(CLI::App* cmd, int64_t default_ctx = 4096) {
@@ -22,7 +31,7 @@ struct ModelFlags {
     cmd->add_option("-m,--model", model, "GGUF model file")->required();
     cmd->add_option("-t,--threads", threads, "Threads (default: physical cores)");
     cmd->add_option("-c,--ctx-size", ctx, "Context size in tokens")->capture_default_str();
-    cmd->add_flag("--kv-f16", kv_f16, "Keep the KV cache in f16 (half the memory)");
+    add_kv_type_option(cmd, kv_type);
     cmd->add_option("--ubatch-size,--ub", ubatch, "Tokens per forward pass (longer prompts run in micro-batches)")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
@@ -31,7 +40,7 @@ struct ModelFlags {
     EngineOptions o;
     o.n_threads = threads;
     o.n_ctx = ctx;
-    o.kv_f16 = kv_f16;
+    o.kv_type = kv_type;
     o.n_ubatch = ubatch;
     return Engine::load(model, o);
   }

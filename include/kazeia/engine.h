@@ -17,10 +17,15 @@
 
 namespace kazeia {
 
+// The KV cache's element type. f16 is the default, as in llama.cpp: half
+// the memory, and half the bytes attention reads per decoded token. f32
+// keeps the logits those of an f32 cache (f16 moves them by ~1e-3..1e-2).
+enum class KvCacheType { kF16, kF32 };
+
 struct EngineOptions {
   int n_threads = 0;       // <= 0: the physical cores available to the process
   int64_t n_ctx = 4096;    // context of each session (capped by nothing but memory)
-  bool kv_f16 = false;     // half-precision KV cache (halves its memory; ~1e-3 logit change)
+  KvCacheType kv_type = KvCacheType::kF16;
   int64_t n_ubatch = 256;  // tokens per forward pass: longer prompts run in micro-batches (bounds activation memory)
 };
 

@@ -84,7 +84,7 @@ Result<std::unique_ptr<Session>> Engine::new_session() {
   s->impl_->engine = impl_.get();
   StateOptions so;
   so.n_ctx = impl_->options.n_ctx;
-  so.kv_type = impl_->options.kv_f16 ? KvType::kF16 : KvType::kF32;
+  so.kv_type = impl_->options.kv_type == KvCacheType::kF16 ? KvType::kF16 : KvType::kF32;
   KZ_ASSIGN_OR_RETURN(s->impl_->state, impl_->model->new_state(so));
   s->impl_->logits.resize(static_cast<size_t>(n_vocab()));
   return s;
