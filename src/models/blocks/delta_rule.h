@@ -44,10 +44,13 @@ namespace kazeia {
 
 class ThreadPool;
 
-// 32, not the usual 64: here the 512-token prefill of one layer ran 20-35 %
-// faster with 32 (bench_delta_rule), decode's rows cost half as much, and
-// the tail (the state's unfinished chunk) takes half the memory.
-inline constexpr int64_t kDeltaRuleDefaultChunk = 32;
+// 16, not the usual 64. Against 64, the 512-token prefill of one layer ran
+// 20-35 % faster with 32 (bench_delta_rule). Against 32, 16 keeps prefill
+// equal within the noise (Qwen3.5-0.8B pp512, 8 alternating runs: 634 vs
+// 626 t/s) and makes decode ~3 % faster (a decoded token multiplies
+// against the unfinished chunk's rows, half as many on average); the tail
+// (the state's unfinished chunk) takes half the memory.
+inline constexpr int64_t kDeltaRuleDefaultChunk = 16;
 inline constexpr int64_t kDeltaRuleMaxChunk = 4096;  // scratch grows with its square
 
 // One batch of tokens for every value head. Row t of q / k holds all key
