@@ -65,6 +65,7 @@ void fill_scalar(KernelTable& t) {
   t.quantize_q8_K = ref::quantize_row_q8_K_act;
   t.gemm_f32_acc = ref::gemm_f32_acc;
   t.gemm_f32 = ref::gemm_f32;
+  t.gemm_f32_scaled_acc = ref::gemm_f32_scaled_acc;
   t.softmax_online_row = ref::softmax_online_row;
   t.silu = ref::silu_approx;
   t.swiglu = ref::swiglu_approx;

@@ -166,6 +166,12 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
 // same bits).
 void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
               size_t ldc);
+// C = scale * C + A * B: each chain starts from the rounded scale * C[i][j]
+// (the same bits as scaling C first, then gemm_f32_acc), and the smallest
+// and largest |C| of the result as abs_range gives them, taken while C is
+// in registers. (The gated delta rule's state update, S = decay S + K D.)
+void gemm_f32_scaled_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                         float* c, size_t ldc, float scale, float* abs_min, float* abs_max);
 
 // One row of an online softmax over a tile of n scores (the first `valid`
 // real): p[j] = exp(s[j] * scale - m_new) with m_new = max(*m, scaled

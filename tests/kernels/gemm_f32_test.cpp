@@ -4,7 +4,9 @@
 // against a closed form (exact small integers) and a double-precision sum.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
@@ -106,6 +108,66 @@ TEST(GemmF32, OverwriteEqualsAccumulateOntoZerosInEveryTable) {
             table->gemm_f32(m, n, k, a.data() + offset, lda, b.data() + offset, ldb, got.data() + offset, ldc);
             ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
                 << table->name << " m=" << m << " n=" << n << " k=" << k << " offset=" << offset;
+          }
+        }
+      }
+    }
+  }
+}
+
+// gemm_f32_scaled_acc (the delta rule's state update): the reference equals
+// scaling C, gemm_f32_acc and abs_range over the result; every table equals
+// the reference bit for bit, range included, over odd shapes, misaligned
+// starts, a zero scale and a NaN in C.
+TEST(GemmF32, ScaledAccumulateEqualsScaleThenAccumulateInEveryTable) {
+  auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
+  };
+  for (const KernelTable* table : available_kernel_tables()) {
+    ASSERT_NE(table->gemm_f32_scaled_acc, nullptr) << table->name;
+    for (int64_t m : {1, 5, 6, 7, 13, 128}) {
+      for (int64_t n : {1, 16, 17, 65, 128, 130}) {
+        for (int64_t k : {0, 1, 16, 31}) {
+          for (float scale : {0.75f, 0.0f, 1.0f}) {
+            for (bool nan : {false, true}) {
+              const size_t offset = (m + n) % 2;  // misaligned half the time
+              const size_t lda = static_cast<size_t>(k) + 3, ldb = static_cast<size_t>(n) + 5,
+                           ldc = static_cast<size_t>(n) + 2;
+              const auto a = gemm_input(offset + m * lda, static_cast<uint32_t>(m * 5 + k));
+              const auto b = gemm_input(offset + k * ldb, static_cast<uint32_t>(n * 3 + k));
+              auto c0 = gemm_input(offset + m * ldc, static_cast<uint32_t>(m + 2 * n));
+              if (nan) c0[offset + static_cast<size_t>((m - 1) * ldc + n / 2)] = NAN;
+              // The definition: scale, accumulate, then the range row by row.
+              std::vector<float> want = c0;
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j) want[offset + static_cast<size_t>(i) * ldc + static_cast<size_t>(j)] *= scale;
+              ref::gemm_f32_acc(m, n, k, a.data() + offset, lda, b.data() + offset, ldb, want.data() + offset, ldc);
+              uint32_t want_lo = 0x7fffffffu, want_hi = 0;
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j) {
+                  const uint32_t v = bits(want[offset + static_cast<size_t>(i) * ldc + static_cast<size_t>(j)]) & 0x7fffffffu;
+                  want_lo = std::min(want_lo, v), want_hi = std::max(want_hi, v);
+                }
+              if (nan) {
+                EXPECT_GT(want_hi, 0x7f800000u);  // a NaN ranks above infinity
+              }
+              std::vector<float> ref_c = c0, got = c0;
+              float ref_lo, ref_hi, got_lo, got_hi;
+              ref::gemm_f32_scaled_acc(m, n, k, a.data() + offset, lda, b.data() + offset, ldb, ref_c.data() + offset,
+                                       ldc, scale, &ref_lo, &ref_hi);
+              ASSERT_EQ(0, std::memcmp(want.data(), ref_c.data(), want.size() * sizeof(float)))
+                  << "reference, m=" << m << " n=" << n << " k=" << k;
+              ASSERT_EQ(bits(ref_lo), want_lo) << "reference, m=" << m << " n=" << n << " k=" << k;
+              ASSERT_EQ(bits(ref_hi), want_hi) << "reference, m=" << m << " n=" << n << " k=" << k;
+              table->gemm_f32_scaled_acc(m, n, k, a.data() + offset, lda, b.data() + offset, ldb, got.data() + offset,
+                                         ldc, scale, &got_lo, &got_hi);
+              ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+                  << table->name << " m=" << m << " n=" << n << " k=" << k << " scale=" << scale << " nan=" << nan;
+              ASSERT_EQ(bits(got_lo), want_lo) << table->name << " m=" << m << " n=" << n << " k=" << k;
+              ASSERT_EQ(bits(got_hi), want_hi) << table->name << " m=" << m << " n=" << n << " k=" << k;
+            }
           }
         }
       }

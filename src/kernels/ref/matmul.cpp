@@ -491,6 +491,16 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const
   if (m > 0 && n > 0) active_kernels().gemm_f32(m, n, std::max<int64_t>(k, 0), a, lda, b, ldb, c, ldc);
 }
 
+void gemm_f32_scaled_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                         float* c, size_t ldc, float scale, float* abs_min, float* abs_max) {
+  if (m <= 0 || n <= 0) {
+    *abs_min = INFINITY;
+    *abs_max = 0.0f;
+    return;
+  }
+  active_kernels().gemm_f32_scaled_acc(m, n, std::max<int64_t>(k, 0), a, lda, b, ldb, c, ldc, scale, abs_min, abs_max);
+}
+
 uint64_t read_stream(const uint8_t* p, size_t bytes) { return active_kernels().read_stream(p, bytes); }
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out) {
   if (n > 0) active_kernels().fp16_to_fp32_row(x, n, out);

@@ -70,6 +70,10 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
 // from 0; entries between rows, past n, untouched).
 void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
               size_t ldc);
+// C = scale * C + A * B (C's m x n entries scaled, each product rounded,
+// then gemm_f32_acc), and the abs_range of the new m x n entries.
+void gemm_f32_scaled_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                         float* c, size_t ldc, float scale, float* abs_min, float* abs_max);
 
 // exp(x) to ~2e-7 relative by a fixed sequence of float operations (0 for
 // x <= -87, NaN included); SIMD variants repeat it lane by lane.

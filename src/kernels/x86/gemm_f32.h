@@ -1,18 +1,28 @@
-// C += A * B on float matrices (ref::gemm_f32_acc), and C = A * B
-// (ref::gemm_f32: the same chains started from 0): register tiles of kMR
+// C += A * B on float matrices (ref::gemm_f32_acc), C = A * B
+// (ref::gemm_f32: the same chains started from 0), and C = s * C + A * B
+// with the range of |C| (ref::gemm_f32_scaled_acc: the chains started from
+// the rounded s * C, the range taken from the registers as they are
+// stored, where a separate pass would read C again): register tiles of kMR
 // rows x kNV 16-float vectors of C, one broadcast of A and kNV loads of B
 // per k. Every C element is the same chain of fused multiply-adds over
 // k = 0, 1, ... as the reference, so the results are bit-identical to it
 // whatever the tiling. Included only from per-ISA files.
 #pragma once
 
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/x86/strip_runner.h"
 
 namespace kazeia::kernels::x86 {
 namespace {
+
+// What a tile does with C before the products, and after.
+enum class GemmMode { kZero, kAcc, kScaledAcc };
 
 template <class Isa>
 struct GemmF32 {
@@ -21,19 +31,55 @@ struct GemmF32 {
   static constexpr int kMR = Isa::kRows == 16 ? 6 : 2;
   static constexpr int kNV = Isa::kRows == 16 ? 4 : 2;
 
+  // min / max of |C| as sign-cleared bit patterns (ref::abs_range's order),
+  // lane by lane: `range` holds 16 lanes of minima, then 16 of maxima,
+  // carried across tiles and combined at the end. Lanes past n_valid are
+  // left out.
+  struct Range {
+    V16 lo, hi;  // bit patterns in float registers
+  };
+  static Range load_range(const uint32_t* range) {
+    return {Isa::load_f32(reinterpret_cast<const uint8_t*>(range)),
+            Isa::load_f32(reinterpret_cast<const uint8_t*>(range + 16))};
+  }
+  static void store_range(const Range& r, uint32_t* range) {
+    Isa::store_f32(reinterpret_cast<uint8_t*>(range), r.lo);
+    Isa::store_f32(reinterpret_cast<uint8_t*>(range + 16), r.hi);
+  }
+  static void track(Range& r, V16 v, int64_t n_valid) {
+    if constexpr (Isa::kRows == 16) {
+      const __m512i m = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff));
+      const __mmask16 k = static_cast<__mmask16>(n_valid >= 16 ? 0xFFFFu : (1u << n_valid) - 1u);
+      r.lo = _mm512_castsi512_ps(_mm512_mask_min_epu32(_mm512_castps_si512(r.lo), k, _mm512_castps_si512(r.lo), m));
+      r.hi = _mm512_castsi512_ps(_mm512_mask_max_epu32(_mm512_castps_si512(r.hi), k, _mm512_castps_si512(r.hi), m));
+    } else {
+      auto half = [](__m256& lo, __m256& hi, __m256 x, int64_t valid) {
+        const __m256i m = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
+        const __m256i live = Isa::tail_mask8(valid);
+        const __m256i l = _mm256_castps_si256(lo), h = _mm256_castps_si256(hi);
+        lo = _mm256_castsi256_ps(_mm256_blendv_epi8(l, _mm256_min_epu32(l, m), live));
+        hi = _mm256_castsi256_ps(_mm256_blendv_epi8(h, _mm256_max_epu32(h, m), live));
+      };
+      half(r.lo.lo, r.hi.lo, v.lo, n_valid);
+      half(r.lo.hi, r.hi.hi, v.hi, n_valid - 8);
+    }
+  }
+
   // R rows x NV vectors; the last vector holds n_last (1..16) columns.
-  template <int R, int NV, bool kAcc>
+  template <int R, int NV, GemmMode kMode>
   [[gnu::noinline, gnu::flatten]] static void tile(int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
-                                                   float* c, size_t ldc, int64_t n_last) {
+                                                   float* c, size_t ldc, int64_t n_last, float scale,
+                                                   uint32_t* range) {
     auto col = [](const float* p, int v) { return reinterpret_cast<const uint8_t*>(p + 16 * v); };
     V16 acc[R][NV];
     static_for<R>([&](auto r) {
       static_for<NV>([&](auto v) {
         const uint8_t* p = col(c + r * ldc, v);
-        if constexpr (kAcc) {
-          acc[r][v] = v + 1 < NV || n_last == 16 ? Isa::load_f32(p) : Isa::load_f32_tail(p, n_last);
-        } else {
+        if constexpr (kMode == GemmMode::kZero) {
           acc[r][v] = Isa::zero16();
+        } else {
+          acc[r][v] = v + 1 < NV || n_last == 16 ? Isa::load_f32(p) : Isa::load_f32_tail(p, n_last);
+          if constexpr (kMode == GemmMode::kScaledAcc) acc[r][v] = Isa::mul(acc[r][v], Isa::splat16(scale));
         }
       });
     });
@@ -55,25 +101,32 @@ struct GemmF32 {
         else Isa::store_f32_tail(p, acc[r][v], n_last);
       });
     });
+    if constexpr (kMode == GemmMode::kScaledAcc) {
+      Range rg = load_range(range);
+      static_for<R>([&](auto r) {
+        static_for<NV>([&](auto v) { track(rg, acc[r][v], v + 1 < NV ? 16 : n_last); });
+      });
+      store_range(rg, range);
+    }
   }
 
-  using TileFn = void (*)(int64_t, const float*, size_t, const float*, size_t, float*, size_t, int64_t);
-  template <bool kAcc, int R, int... NVs>
+  using TileFn = void (*)(int64_t, const float*, size_t, const float*, size_t, float*, size_t, int64_t, float,
+                          uint32_t*);
+  template <GemmMode kMode, int R, int... NVs>
   static constexpr void fill_row(TileFn* out, std::integer_sequence<int, NVs...>) {
-    ((out[NVs] = &tile<R, NVs + 1, kAcc>), ...);
+    ((out[NVs] = &tile<R, NVs + 1, kMode>), ...);
   }
-  template <bool kAcc, int... Rs>
+  template <GemmMode kMode, int... Rs>
   static constexpr void fill(TileFn (*out)[kNV], std::integer_sequence<int, Rs...>) {
-    (fill_row<kAcc, Rs + 1>(out[Rs], std::make_integer_sequence<int, kNV>{}), ...);
+    (fill_row<kMode, Rs + 1>(out[Rs], std::make_integer_sequence<int, kNV>{}), ...);
   }
 
-  // kAcc: C += A * B (gemm_f32_acc), else C = A * B (gemm_f32).
-  template <bool kAcc>
-  static void gemm(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
-                  float* c, size_t ldc) {
+  template <GemmMode kMode>
+  static void run(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+                  size_t ldc, float scale, uint32_t* range) {
     static const auto tiles = [] {
       struct Table { TileFn f[kMR][kNV]; } t{};
-      fill<kAcc>(t.f, std::make_integer_sequence<int, kMR>{});
+      fill<kMode>(t.f, std::make_integer_sequence<int, kMR>{});
       return t;
     }();
     for (int64_t n0 = 0; n0 < n; n0 += 16 * kNV) {
@@ -83,9 +136,27 @@ struct GemmF32 {
       for (int64_t m0 = 0; m0 < m; m0 += kMR) {
         const int64_t mr = m - m0 < kMR ? m - m0 : kMR;
         tiles.f[mr - 1][nv - 1](k, a + static_cast<size_t>(m0) * lda, lda, b + n0, ldb,
-                                c + static_cast<size_t>(m0) * ldc + n0, ldc, n_last);
+                                c + static_cast<size_t>(m0) * ldc + n0, ldc, n_last, scale, range);
       }
     }
+  }
+
+  // kAcc: C += A * B (gemm_f32_acc), else C = A * B (gemm_f32).
+  template <bool kAcc>
+  static void gemm(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                  float* c, size_t ldc) {
+    run<kAcc ? GemmMode::kAcc : GemmMode::kZero>(m, n, k, a, lda, b, ldb, c, ldc, 1.0f, nullptr);
+  }
+  // ref::gemm_f32_scaled_acc.
+  static void scaled_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                         float* c, size_t ldc, float scale, float* abs_min, float* abs_max) {
+    alignas(64) uint32_t range[32];
+    for (int i = 0; i < 16; ++i) range[i] = 0x7fffffffu, range[16 + i] = 0u;
+    run<GemmMode::kScaledAcc>(m, n, k, a, lda, b, ldb, c, ldc, scale, range);
+    uint32_t lo = range[0], hi = range[16];
+    for (int i = 1; i < 16; ++i) lo = std::min(lo, range[i]), hi = std::max(hi, range[16 + i]);
+    std::memcpy(abs_min, &lo, sizeof(float));
+    std::memcpy(abs_max, &hi, sizeof(float));
   }
 };
 

@@ -35,6 +35,7 @@ void fill_isa(KernelTable& table, const char* isa) {
   fill_quantizers<Policy>(table);
   table.gemm_f32_acc = &GemmF32<Policy>::template gemm<true>;
   table.gemm_f32 = &GemmF32<Policy>::template gemm<false>;
+  table.gemm_f32_scaled_acc = &GemmF32<Policy>::scaled_acc;
 }
 
 }  // namespace

@@ -256,19 +256,18 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
 // token at a time, rollback) folds here, so they keep giving the same bits.
 // Returns whether the new state is all zero.
 bool fold_rows(float* s, int64_t rows, int64_t C, int64_t dk, int64_t dv, const TailHead& th, const RowScratch& c) {
-  for (int64_t t = 0; t < rows; ++t) {
-    const float kd = decay_factor(th.G[rows - 1] - th.G[t]);
-    for (int64_t i = 0; i < dk; ++i) c.kd_t[i * C + t] = kd * th.kt[i * C + t];
-  }
-  const float total = decay_factor(th.G[rows - 1]);
-  for (int64_t i = 0; i < dk * dv; ++i) s[i] *= total;
-  kernels::gemm_f32_acc(dk, dv, rows, c.kd_t, static_cast<size_t>(C), th.d, static_cast<size_t>(dv), s,
-                        static_cast<size_t>(dv));
-  // min and max |S| in one pass; the flush pass runs only when some entry
+  // Kd^T: row i of K^T scaled column by column by e^{G_n - G_t}.
+  float kd[kDeltaRuleMaxChunk];
+  for (int64_t t = 0; t < rows; ++t) kd[t] = decay_factor(th.G[rows - 1] - th.G[t]);
+  for (int64_t i = 0; i < dk; ++i)
+    for (int64_t t = 0; t < rows; ++t) c.kd_t[i * C + t] = kd[t] * th.kt[i * C + t];
+  // S = e^{G_n} S + Kd D in one pass over S, which also gives the min and
+  // max |S| for the flush below. The flush pass runs only when some entry
   // is below its limit (zeros stay zeros). A NaN shows as peak = NaN: then
   // the peak over the other entries, and every entry is checked.
   float lo, peak;
-  kernels::abs_range(s, dk * dv, &lo, &peak);
+  kernels::gemm_f32_scaled_acc(dk, dv, rows, c.kd_t, static_cast<size_t>(C), th.d, static_cast<size_t>(dv), s,
+                               static_cast<size_t>(dv), decay_factor(th.G[rows - 1]), &lo, &peak);
   if (std::isnan(peak)) lo = 0.0f, peak = max_abs(s, dk * dv);
   const float limit = peak * kTinyRelative;
   if (lo < limit) flush_tiny(s, dk * dv, limit);
