@@ -69,6 +69,7 @@ void fill_scalar(KernelTable& t) {
   t.softmax_online_row = ref::softmax_online_row;
   t.silu = ref::silu_approx;
   t.swiglu = ref::swiglu_approx;
+  t.sigmoid_mul = ref::sigmoid_mul_approx;
   t.swiglu_rows = ref::swiglu_rows;
   t.conv_silu = ref::conv_silu;
   t.abs_range = ref::abs_range;

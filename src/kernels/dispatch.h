@@ -157,6 +157,7 @@ struct KernelTable {
   SoftmaxOnlineRowFn softmax_online_row = nullptr;  // bit-identical to the reference
   SiluFn silu = nullptr;      // bit-identical to ref::silu_approx
   SwigluFn swiglu = nullptr;  // bit-identical to ref::swiglu_approx
+  SwigluFn sigmoid_mul = nullptr;  // bit-identical to ref::sigmoid_mul_approx
   SwigluRowsFn swiglu_rows = nullptr;  // bit-identical to ref::swiglu_rows
   ConvSiluFn conv_silu = nullptr;  // bit-identical to ref::conv_silu
   AbsRangeFn abs_range = nullptr;  // = ref::abs_range (exact)

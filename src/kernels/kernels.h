@@ -199,6 +199,7 @@ void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
 // dispatch to SIMD variants with the same bits; out may alias the inputs.
 void silu(const float* x, int64_t n, float* out);                    // x / (1 + exp(-x))
 void swiglu(const float* gate, const float* up, int64_t n, float* out);  // silu(gate) * up
+void sigmoid_mul(const float* gate, const float* x, int64_t n, float* out);  // x / (1 + exp(-gate))
 // min and max of |x[i]| as IEEE bit patterns (ref::abs_range: a NaN ranks
 // above infinity); n = 0 gives min = inf, max = 0.
 void abs_range(const float* x, int64_t n, float* min, float* max);

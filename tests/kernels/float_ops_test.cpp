@@ -106,6 +106,13 @@ TEST(SiluSwiglu, ReferenceMatchesDoubleFormulas) {
     EXPECT_NEAR(s[i], want, 5e-7 * std::fabs(want) + 1e-30) << x[i];
     EXPECT_NEAR(g[i], want * up[i], 6e-7 * std::fabs(want * up[i]) + 1e-30) << x[i];
   }
+  // sigmoid_mul: up * sigmoid(x), to the same accuracy as silu.
+  std::vector<float> sm(x.size());
+  ref::sigmoid_mul_approx(x.data(), up.data(), static_cast<int64_t>(x.size()), sm.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = up[i] / (1.0 + std::exp(-static_cast<double>(x[i])));
+    EXPECT_NEAR(sm[i], want, 5e-7 * std::fabs(want) + 1e-30) << x[i];
+  }
   // Extremes: silu(x) -> x for large x, -> -0 for very negative x; no NaN.
   const float ext[4] = {100.0f, -100.0f, 0.0f, -87.5f};
   float out[4];
@@ -162,6 +169,9 @@ TEST(SiluSwiglu, EveryTableEqualsTheReferenceBitForBit) {
       ref::swiglu_approx(x.data() + 1, up.data() + 1, n, a.data());
       table->swiglu(x.data() + 1, up.data() + 1, n, b.data());
       EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << table->name << " swiglu n=" << n;
+      ref::sigmoid_mul_approx(x.data() + 1, up.data() + 1, n, a.data());
+      table->sigmoid_mul(x.data() + 1, up.data() + 1, n, b.data());
+      EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << table->name << " sigmoid_mul n=" << n;
       // In place (out aliases the input), as the forward passes call it.
       std::vector<float> inplace(x.begin() + 1, x.end());
       table->silu(inplace.data(), n, inplace.data());

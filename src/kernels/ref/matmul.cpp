@@ -517,6 +517,10 @@ void swiglu(const float* gate, const float* up, int64_t n, float* out) {
   if (n > 0) active_kernels().swiglu(gate, up, n, out);
 }
 
+void sigmoid_mul(const float* gate, const float* x, int64_t n, float* out) {
+  if (n > 0) active_kernels().sigmoid_mul(gate, x, n, out);
+}
+
 void abs_range(const float* x, int64_t n, float* min, float* max) {
   if (n > 0) {
     active_kernels().abs_range(x, n, min, max);

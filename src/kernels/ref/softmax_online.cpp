@@ -42,6 +42,10 @@ void swiglu_approx(const float* gate, const float* up, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = gate[i] / (1.0f + exp_approx(0.0f - gate[i])) * up[i];
 }
 
+void sigmoid_mul_approx(const float* gate, const float* x, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] / (1.0f + exp_approx(0.0f - gate[i]));
+}
+
 void swiglu_rows(const float* gate, const float* up, int64_t n_rows, int64_t width, size_t ld_in, float* out,
                  size_t ld_out, bool) {
   for (int64_t r = 0; r < n_rows; ++r) {

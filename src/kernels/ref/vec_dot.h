@@ -110,6 +110,9 @@ void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
 // a bit-identical SIMD variant).
 void silu_approx(const float* x, int64_t n, float* out);
 void swiglu_approx(const float* gate, const float* up, int64_t n, float* out);
+// x * sigmoid(gate) as x / (1 + exp_approx(-gate)): gated attention's
+// output gate (one rounding fewer than x * (1 / (1 + e))).
+void sigmoid_mul_approx(const float* gate, const float* x, int64_t n, float* out);
 // swiglu_approx on n_rows rows of `width` values (inputs ld_in apart,
 // outputs ld_out apart). `stream` is a hint for the SIMD variants
 // (non-temporal stores of whole lines); no effect here.

@@ -1,7 +1,8 @@
 // AVX-512 float ops built on the reference's exp_approx, evaluated on 16
 // lanes with the same operations in the same order (no fused multiply-adds),
 // so every result is bit-identical to its reference: the online-softmax row
-// (ref::softmax_online_row, with its 16-lane sum), silu and swiglu; and the
+// (ref::softmax_online_row, with its 16-lane sum), silu, swiglu and
+// sigmoid_mul; and the
 // bandwidth probe's read_stream with 64-byte loads.
 #include <immintrin.h>
 
@@ -91,6 +92,14 @@ void swiglu_avx512(const float* gate, const float* up, int64_t n, float* out) {
     const __mmask16 k = first(n - i);
     const __m512 s = silu16(_mm512_maskz_loadu_ps(k, gate + i));
     _mm512_mask_storeu_ps(out + i, k, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(k, up + i)));
+  }
+}
+
+void sigmoid_mul_avx512(const float* gate, const float* x, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = first(n - i);
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(k, gate + i)));
+    _mm512_mask_storeu_ps(out + i, k, _mm512_div_ps(_mm512_maskz_loadu_ps(k, x + i), _mm512_add_ps(_mm512_set1_ps(1.0f), e)));
   }
 }
 
@@ -218,6 +227,7 @@ void fill_avx512_float_ops(KernelTable& table) {
   table.softmax_online_row = &softmax_online_row_avx512;
   table.silu = &silu_avx512;
   table.swiglu = &swiglu_avx512;
+  table.sigmoid_mul = &sigmoid_mul_avx512;
   table.swiglu_rows = &swiglu_rows_avx512;
   table.conv_silu = &conv_silu_avx512;
   table.abs_range = &abs_range_avx512;

@@ -206,7 +206,7 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
         kernels::scale(o.data() + r * dv, 1.0f / l[static_cast<size_t>(r)], dv, dst);
         if (w.gated) {
           const float* gh = gate.data() + (t * n_head + h) * dk;
-          for (int64_t i = 0; i < dv; ++i) dst[i] *= 1.0f / (1.0f + std::exp(-gh[i]));
+          sigmoid_mul(gh, dst, dv, dst);
         }
       }
     }
