@@ -75,6 +75,7 @@ void fill_scalar(KernelTable& t) {
   t.abs_range = ref::abs_range;
   t.scale = ref::scale;
   t.scale_mul = ref::scale_mul;
+  t.scale_add = ref::scale_add;
   t.sum_squares = ref::sum_squares;
   t.read_stream = ref::read_stream;
   t.fp16_to_fp32_row = ref::fp16_to_fp32_row;

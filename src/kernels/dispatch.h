@@ -163,6 +163,7 @@ struct KernelTable {
   AbsRangeFn abs_range = nullptr;  // = ref::abs_range (exact)
   ScaleFn scale = nullptr;  // = ref::scale (one rounding per element: exact)
   ScaleMulFn scale_mul = nullptr;  // = ref::scale_mul (two roundings per element, in its order: exact)
+  ScaleMulFn scale_add = nullptr;  // = ref::scale_add (x * s + y, two roundings: exact)
   SumSquaresFn sum_squares = nullptr;  // bit-identical to ref::sum_squares
   ReadStreamFn read_stream = nullptr;  // = ref::read_stream, with the widest loads
   HalfToFloatFn fp16_to_fp32_row = nullptr;  // bit-identical to ref::fp16_to_fp32_row

@@ -212,5 +212,6 @@ void softplus(const float* x, int64_t n, float* out);                // x > 20 ?
 void add(const float* a, const float* b, int64_t n, float* out);     // a + b
 void mul(const float* a, const float* b, int64_t n, float* out);     // a * b
 void scale(const float* x, float s, int64_t n, float* out);          // x * s
+void scale_add(const float* x, float s, const float* y, int64_t n, float* out);  // x * s + y, no fma
 
 }  // namespace kazeia::kernels

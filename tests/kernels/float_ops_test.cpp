@@ -313,6 +313,39 @@ TEST(ScaleMul, EveryTableEqualsTheReferenceBitForBit) {
   }
 }
 
+// scale_add (the delta rule's row updates): the reference is x * s + y per
+// element with two roundings; every table gives the same bits, with out
+// aliasing x or y, tails untouched.
+TEST(ScaleAdd, EveryTableEqualsTheReferenceBitForBit) {
+  const auto probe = random_floats(4, 3, -1, 1);
+  float want_one;
+  ref::scale_add(probe.data(), -0.375f, probe.data() + 1, 1, &want_one);
+  const float product = probe[0] * -0.375f;  // rounded on its own
+  EXPECT_EQ(want_one, product + probe[1]);
+  for (const KernelTable* table : available_kernel_tables()) {
+    ASSERT_NE(table->scale_add, nullptr) << table->name;
+    for (int64_t n : {1, 5, 15, 16, 17, 33, 128, 1031}) {
+      const auto x = random_floats(static_cast<size_t>(n) + 1, static_cast<uint32_t>(n + 1), -10, 10);
+      const auto y = random_floats(static_cast<size_t>(n) + 3, static_cast<uint32_t>(n + 9), -10, 10);
+      const float s = -0.3f + 0.01f * static_cast<float>(n);
+      std::vector<float> want(static_cast<size_t>(n) + 2, -7.0f), got(static_cast<size_t>(n) + 2, -7.0f);
+      ref::scale_add(x.data() + 1, s, y.data() + 3, n, want.data() + 1);
+      table->scale_add(x.data() + 1, s, y.data() + 3, n, got.data() + 1);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(std::bit_cast<uint32_t>(want[i]), std::bit_cast<uint32_t>(got[i])) << table->name << " n=" << n << " i=" << i;
+      std::vector<float> onto_x(x.begin() + 1, x.end()), onto_y(y.begin() + 3, y.end());
+      table->scale_add(onto_x.data(), s, y.data() + 3, n, onto_x.data());
+      table->scale_add(x.data() + 1, s, onto_y.data(), n, onto_y.data());
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(want[static_cast<size_t>(i) + 1]), std::bit_cast<uint32_t>(onto_x[static_cast<size_t>(i)]))
+            << table->name << " onto x, n=" << n;
+        ASSERT_EQ(std::bit_cast<uint32_t>(want[static_cast<size_t>(i) + 1]), std::bit_cast<uint32_t>(onto_y[static_cast<size_t>(i)]))
+            << table->name << " onto y, n=" << n;
+      }
+    }
+  }
+}
+
 // sum_squares (RMSNorm's sum): the reference against a long double sum of
 // the float-rounded squares, then every table bit for bit (odd lengths,
 // misaligned starts).

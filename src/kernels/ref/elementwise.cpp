@@ -43,6 +43,10 @@ void scale(const float* x, float s, int64_t n, float* out) {
   if (n > 0) active_kernels().scale(x, s, n, out);
 }
 
+void scale_add(const float* x, float s, const float* y, int64_t n, float* out) {
+  if (n > 0) active_kernels().scale_add(x, s, y, n, out);
+}
+
 namespace ref {
 
 void scale(const float* x, float s, int64_t n, float* out) {
@@ -51,6 +55,10 @@ void scale(const float* x, float s, int64_t n, float* out) {
 
 void scale_mul(const float* x, float s, const float* w, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = (x[i] * s) * w[i];
+}
+
+void scale_add(const float* x, float s, const float* y, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * s + y[i];
 }
 
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out) {

@@ -100,6 +100,9 @@ void scale(const float* x, float s, int64_t n, float* out);
 // out[i] = (x[i] * s) * w[i] (out may be x): RMSNorm's scaling, ggml's two
 // roundings in its order.
 void scale_mul(const float* x, float s, const float* w, int64_t n, float* out);
+// out[i] = x[i] * s + y[i] (out may be x or y): two roundings, no fused
+// multiply-add, so every variant gives the same bits.
+void scale_add(const float* x, float s, const float* y, int64_t n, float* out);
 // IEEE half <-> float over a row, with tensor/quant.h's scalar conversions
 // (round to nearest even, F16C's rules for NaN, infinity and subnormals).
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out);

@@ -204,6 +204,15 @@ void scale_avx512(const float* x, float s, int64_t n, float* out) {
   }
 }
 
+void scale_add_avx512(const float* x, float s, const float* y, int64_t n, float* out) {
+  const __m512 v = _mm512_set1_ps(s);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = first(n - i);
+    const __m512 xs = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), v);
+    _mm512_mask_storeu_ps(out + i, k, _mm512_add_ps(xs, _mm512_maskz_loadu_ps(k, y + i)));
+  }
+}
+
 void scale_mul_avx512(const float* x, float s, const float* w, int64_t n, float* out) {
   const __m512 v = _mm512_set1_ps(s);
   for (int64_t i = 0; i < n; i += 16) {
@@ -233,6 +242,7 @@ void fill_avx512_float_ops(KernelTable& table) {
   table.abs_range = &abs_range_avx512;
   table.scale = &scale_avx512;
   table.scale_mul = &scale_mul_avx512;
+  table.scale_add = &scale_add_avx512;
   table.sum_squares = &sum_squares_avx512;
   table.fp16_to_fp32_row = &fp16_to_fp32_row_avx512;
   table.fp32_to_fp16_row = &fp32_to_fp16_row_avx512;

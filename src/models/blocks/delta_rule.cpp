@@ -216,8 +216,8 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
   for (int64_t j = 0; j < n; ++j) {
     const int64_t i = m + j;
     const float bw = th.beta[i] * decay_factor(th.G[i]);
-    for (int64_t x = 0; x < dk; ++x) th.xw[i * dk + x] = bw * k_rows[j * b.k_stride + x];
-    for (int64_t x = 0; x < dv; ++x) th.xu[i * dv + x] = th.beta[i] * v_rows[j * b.v_stride + x];
+    kernels::scale(k_rows + j * b.k_stride, bw, dk, th.xw + i * dk);
+    kernels::scale(v_rows + j * b.v_stride, th.beta[i], dv, th.xu + i * dv);
   }
   const float* t_rows = th.tri + m * C;
   product(n, dk, end, t_rows, C, th.xw, dk, w, dk);
@@ -229,7 +229,7 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
   // (nothing to multiply at the start of a sequence).
   if (!state_zero) {
     product(outputs ? 2 * n : n, dv, dk, c.wq, dk, s, dv, c.wsqs, dv);
-    for (int64_t x = 0; x < n * dv; ++x) d[x] -= ws[x];
+    kernels::scale_add(ws, -1.0f, d, n * dv, d);  // d - ws, exactly
   }
   if (!outputs) return;
   if (state_zero) std::fill_n(qs, n * dv, 0.0f);
@@ -245,7 +245,8 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
   for (int64_t j = 0; j < n; ++j) {
     const float gt = decay_factor(th.G[m + j]);
     float* o = b.out + (t_first + j) * b.out_stride + h * dv;
-    for (int64_t x = 0; x < dv; ++x) o[x] = (gt * qs[j * dv + x] + c.pd[j * dv + x]) * q_scale;
+    kernels::scale_add(qs + j * dv, gt, c.pd + j * dv, dv, o);  // (gt qs + pd) q_scale
+    kernels::scale(o, q_scale, dv, o);
   }
 }
 
