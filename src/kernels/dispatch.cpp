@@ -76,6 +76,7 @@ void fill_scalar(KernelTable& t) {
   t.scale = ref::scale;
   t.scale_mul = ref::scale_mul;
   t.scale_add = ref::scale_add;
+  t.transpose_f32 = ref::transpose_f32;
   t.sum_squares = ref::sum_squares;
   t.read_stream = ref::read_stream;
   t.fp16_to_fp32_row = ref::fp16_to_fp32_row;

@@ -106,6 +106,8 @@ using SwigluRowsFn = void (*)(const float* gate, const float* up, int64_t n_rows
                               float* out, size_t ld_out, bool stream);
 using AbsRangeFn = void (*)(const float* x, int64_t n, float* min, float* max);
 using ScaleFn = void (*)(const float* x, float s, int64_t n, float* out);
+using TransposeF32Fn = void (*)(const float* src, size_t ld_src, int64_t rows, int64_t cols, float* dst,
+                                size_t ld_dst);
 using ScaleMulFn = void (*)(const float* x, float s, const float* w, int64_t n, float* out);
 using SumSquaresFn = double (*)(const float* x, int64_t n);
 using ConvSiluFn = void (*)(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps,
@@ -164,6 +166,7 @@ struct KernelTable {
   ScaleFn scale = nullptr;  // = ref::scale (one rounding per element: exact)
   ScaleMulFn scale_mul = nullptr;  // = ref::scale_mul (two roundings per element, in its order: exact)
   ScaleMulFn scale_add = nullptr;  // = ref::scale_add (x * s + y, two roundings: exact)
+  TransposeF32Fn transpose_f32 = nullptr;  // = ref::transpose_f32 (copies: exact)
   SumSquaresFn sum_squares = nullptr;  // bit-identical to ref::sum_squares
   ReadStreamFn read_stream = nullptr;  // = ref::read_stream, with the widest loads
   HalfToFloatFn fp16_to_fp32_row = nullptr;  // bit-identical to ref::fp16_to_fp32_row

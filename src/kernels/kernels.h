@@ -213,5 +213,7 @@ void add(const float* a, const float* b, int64_t n, float* out);     // a + b
 void mul(const float* a, const float* b, int64_t n, float* out);     // a * b
 void scale(const float* x, float s, int64_t n, float* out);          // x * s
 void scale_add(const float* x, float s, const float* y, int64_t n, float* out);  // x * s + y, no fma
+// dst[x * ld_dst + j] = src[j * ld_src + x] for j < rows, x < cols.
+void transpose_f32(const float* src, size_t ld_src, int64_t rows, int64_t cols, float* dst, size_t ld_dst);
 
 }  // namespace kazeia::kernels

@@ -103,6 +103,9 @@ void scale_mul(const float* x, float s, const float* w, int64_t n, float* out);
 // out[i] = x[i] * s + y[i] (out may be x or y): two roundings, no fused
 // multiply-add, so every variant gives the same bits.
 void scale_add(const float* x, float s, const float* y, int64_t n, float* out);
+// dst[x * ld_dst + j] = src[j * ld_src + x] for j < rows, x < cols (no
+// overlap between src and dst; entries between dst's rows untouched).
+void transpose_f32(const float* src, size_t ld_src, int64_t rows, int64_t cols, float* dst, size_t ld_dst);
 // IEEE half <-> float over a row, with tensor/quant.h's scalar conversions
 // (round to nearest even, F16C's rules for NaN, infinity and subnormals).
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out);

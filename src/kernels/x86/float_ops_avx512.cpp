@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/x86/transpose16_avx512.h"
 #include "kernels/x86/x86_kernels.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -213,6 +214,27 @@ void scale_add_avx512(const float* x, float s, const float* y, int64_t n, float*
   }
 }
 
+// ref::transpose_f32 in 16 x 16 blocks through registers: 16 (masked)
+// row loads, the register transpose, 16 (masked) column stores.
+void transpose_f32_avx512(const float* src, size_t ld_src, int64_t rows, int64_t cols, float* dst, size_t ld_dst) {
+  for (int64_t j0 = 0; j0 < rows; j0 += 16) {
+    const int64_t nr = rows - j0 < 16 ? rows - j0 : 16;
+    for (int64_t x0 = 0; x0 < cols; x0 += 16) {
+      const int64_t nc = cols - x0 < 16 ? cols - x0 : 16;
+      const __mmask16 kc = first(nc), kr = first(nr);
+      __m512 r[16];
+      unroll<16>([&](auto i) {
+        r[i] = i < nr ? _mm512_maskz_loadu_ps(kc, src + static_cast<size_t>(j0 + i) * ld_src + static_cast<size_t>(x0))
+                      : _mm512_setzero_ps();
+      });
+      transpose16(r);
+      unroll<16>([&](auto i) {
+        if (i < nc) _mm512_mask_storeu_ps(dst + static_cast<size_t>(x0 + i) * ld_dst + static_cast<size_t>(j0), kr, r[i]);
+      });
+    }
+  }
+}
+
 void scale_mul_avx512(const float* x, float s, const float* w, int64_t n, float* out) {
   const __m512 v = _mm512_set1_ps(s);
   for (int64_t i = 0; i < n; i += 16) {
@@ -243,6 +265,7 @@ void fill_avx512_float_ops(KernelTable& table) {
   table.scale = &scale_avx512;
   table.scale_mul = &scale_mul_avx512;
   table.scale_add = &scale_add_avx512;
+  table.transpose_f32 = &transpose_f32_avx512;
   table.sum_squares = &sum_squares_avx512;
   table.fp16_to_fp32_row = &fp16_to_fp32_row_avx512;
   table.fp32_to_fp16_row = &fp32_to_fp16_row_avx512;

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+
+#include "kernels/kernels.h"
 
 namespace kazeia {
 
@@ -23,6 +26,11 @@ void transpose(const T* src, int64_t ld_src, int64_t rows, int64_t cols, T* dst,
         for (int64_t j = j0; j < j1; ++j) dst[x * ld_dst + j] = src[j * ld_src + x];
     }
   }
+}
+
+// Floats take the dispatched kernel (16 x 16 blocks through registers).
+inline void transpose(const float* src, int64_t ld_src, int64_t rows, int64_t cols, float* dst, int64_t ld_dst) {
+  kernels::transpose_f32(src, static_cast<size_t>(ld_src), rows, cols, dst, static_cast<size_t>(ld_dst));
 }
 
 }  // namespace kazeia
