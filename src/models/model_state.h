@@ -80,7 +80,7 @@ struct RecurrentLog {
 
 // A sequence's state at n_past positions, in memory: a copy of every
 // recurrent layer (S matrices + conv window, ~1 MB per layer at Qwen3.5-0.8B
-// shapes, plus up to ~1.1 MB of chunk tail when n_past is not a multiple of
+// shapes, plus up to ~0.54 MB of chunk tail when n_past is not a multiple of
 // the chunk size) but not of the KV cache, which is restored by truncation. That is
 // valid while the cache rows below n_past are the ones the checkpoint saw,
 // i.e. until the state is rewound below n_past and written again;

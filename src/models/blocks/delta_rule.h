@@ -104,7 +104,7 @@ Status delta_rule_chunked(const DeltaRuleBatch& b, int64_t chunk_size, float* st
                           DeltaRuleTail* tail = nullptr);
 
 // A copy of `from` as small as its rows (checkpoints: a chunk's worth of
-// rows is ~1.1 MB per Qwen3.5-0.8B layer at C = 32, a fresh tail nothing),
+// rows is ~0.54 MB per Qwen3.5-0.8B layer at C = 16, a fresh tail nothing),
 // and back.
 // unpack restores a live tail equal to the one packed.
 void delta_rule_pack_tail(const DeltaRuleTail& from, DeltaRuleTail& to);
