@@ -180,7 +180,7 @@ TEST(DeltaRuleChunked, ChunkSizesAndShapes) {
   for (Shape sh : {Shape{1, 3, 24, 8}, Shape{2, 2, 128, 128}}) {
     Inputs in(sh, 77, {0.05f, 0.95f}, {-1.0f, -0.001f}, 42);
     const std::vector<float> s0 = random_state(sh, 3, 0.3f);
-    for (int64_t C : {1, 2, 3, 8, 32, 64, 77, 200}) {
+    for (int64_t C : {1, 2, 3, 8, 16, 32, 64, 77, 200}) {
       SCOPED_TRACE("dk=" + std::to_string(sh.dk) + " dv=" + std::to_string(sh.dv) + " C=" + std::to_string(C));
       Outcome o = compare(in, C, s0);
       worst.add(o);
