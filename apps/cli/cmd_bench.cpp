@@ -121,7 +121,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
       // Peak RSS before the bandwidth test, whose buffer would dominate it.
       const uint64_t rss_bytes = peak_rss_bytes();
       if (rate_decode) probe_all();
-      const char* kv_name = o->kv_type == KvCacheType::kF16 ? "f16" : "f32";
+      const char* kv_name = kv_type_name(o->kv_type);
       for (const Row& row_info : rows) {
         {
           const BenchSample& s = row_info.sample;

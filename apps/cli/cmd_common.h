@@ -11,12 +11,15 @@
 
 namespace kazeia::cli {
 
+inline const char* kv_type_name(KvCacheType t) { return t == KvCacheType::kF16 ? "f16" : "f32"; }
+
 // --kv-type f16|f32 (llama.cpp's -ctk/-ctv f16 is its default too).
 inline void add_kv_type_option(CLI::App* cmd, KvCacheType& kv_type) {
-  const std::map<std::string, KvCacheType> names{{"f16", KvCacheType::kF16}, {"f32", KvCacheType::kF32}};
+  std::map<std::string, KvCacheType> names;
+  for (KvCacheType t : {KvCacheType::kF16, KvCacheType::kF32}) names[kv_type_name(t)] = t;
   cmd->add_option("--kv-type", kv_type, "KV cache element type: f16 (half the memory) or f32 (logits of an f32 cache)")
       ->transform(CLI::CheckedTransformer(names, CLI::ignore_case))
-      ->default_str(kv_type == KvCacheType::kF16 ? "f16" : "f32");
+      ->default_str(kv_type_name(kv_type));
 }
 
 struct ModelFlags {

@@ -108,7 +108,8 @@ using AbsRangeFn = void (*)(const float* x, int64_t n, float* min, float* max);
 using ScaleFn = void (*)(const float* x, float s, int64_t n, float* out);
 using TransposeF32Fn = void (*)(const float* src, size_t ld_src, int64_t rows, int64_t cols, float* dst,
                                 size_t ld_dst);
-using ScaleMulFn = void (*)(const float* x, float s, const float* w, int64_t n, float* out);
+// out = (x * s) op y: scale_mul (op *), scale_add (op +).
+using ScaleCombineFn = void (*)(const float* x, float s, const float* y, int64_t n, float* out);
 using SumSquaresFn = double (*)(const float* x, int64_t n);
 using ConvSiluFn = void (*)(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps,
                             int64_t n, float* out);
@@ -164,8 +165,8 @@ struct KernelTable {
   ConvSiluFn conv_silu = nullptr;  // bit-identical to ref::conv_silu
   AbsRangeFn abs_range = nullptr;  // = ref::abs_range (exact)
   ScaleFn scale = nullptr;  // = ref::scale (one rounding per element: exact)
-  ScaleMulFn scale_mul = nullptr;  // = ref::scale_mul (two roundings per element, in its order: exact)
-  ScaleMulFn scale_add = nullptr;  // = ref::scale_add (x * s + y, two roundings: exact)
+  ScaleCombineFn scale_mul = nullptr;  // = ref::scale_mul (two roundings per element, in its order: exact)
+  ScaleCombineFn scale_add = nullptr;  // = ref::scale_add (x * s + y, two roundings: exact)
   TransposeF32Fn transpose_f32 = nullptr;  // = ref::transpose_f32 (copies: exact)
   SumSquaresFn sum_squares = nullptr;  // bit-identical to ref::sum_squares
   ReadStreamFn read_stream = nullptr;  // = ref::read_stream, with the widest loads

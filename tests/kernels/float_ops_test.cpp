@@ -286,64 +286,54 @@ TEST(Scale, EveryTableEqualsTheReferenceBitForBit) {
   }
 }
 
-// scale_mul (RMSNorm's scaling): the reference is (x * s) * w per element;
-// every table gives the same bits, in place too, tails untouched.
+// out = (x * s) op y for scale_mul and scale_add: every table gives the
+// reference's bits, with out aliasing x and with out aliasing y, and leaves
+// the values around out alone.
+void expect_scale_combine_equals_reference(ScaleCombineFn ref_fn, ScaleCombineFn KernelTable::*field,
+                                           const char* name) {
+  for (const KernelTable* table : available_kernel_tables()) {
+    const ScaleCombineFn fn = table->*field;
+    ASSERT_NE(fn, nullptr) << table->name << " " << name;
+    for (int64_t n : {1, 5, 15, 16, 17, 33, 128, 1031}) {
+      const auto x = random_floats(static_cast<size_t>(n) + 1, static_cast<uint32_t>(n), -10, 10);
+      const auto y = random_floats(static_cast<size_t>(n) + 3, static_cast<uint32_t>(n + 7), -2, 2);
+      const float s = -0.3f + 0.01f * static_cast<float>(n);
+      std::vector<float> want(static_cast<size_t>(n) + 2, -7.0f), got(static_cast<size_t>(n) + 2, -7.0f);
+      ref_fn(x.data() + 1, s, y.data() + 3, n, want.data() + 1);
+      fn(x.data() + 1, s, y.data() + 3, n, got.data() + 1);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(std::bit_cast<uint32_t>(want[i]), std::bit_cast<uint32_t>(got[i]))
+            << table->name << " " << name << " n=" << n << " i=" << i;
+      std::vector<float> onto_x(x.begin() + 1, x.end()), onto_y(y.begin() + 3, y.end());
+      fn(onto_x.data(), s, y.data() + 3, n, onto_x.data());
+      fn(x.data() + 1, s, onto_y.data(), n, onto_y.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const uint32_t w = std::bit_cast<uint32_t>(want[static_cast<size_t>(i) + 1]);
+        ASSERT_EQ(w, std::bit_cast<uint32_t>(onto_x[static_cast<size_t>(i)])) << table->name << " " << name << " onto x, n=" << n;
+        ASSERT_EQ(w, std::bit_cast<uint32_t>(onto_y[static_cast<size_t>(i)])) << table->name << " " << name << " onto y, n=" << n;
+      }
+    }
+  }
+}
+
+// scale_mul (RMSNorm's scaling): the reference is (x * s) * w per element.
 TEST(ScaleMul, EveryTableEqualsTheReferenceBitForBit) {
   const auto probe = random_floats(4, 2, -1, 1);
   float want_one;
   ref::scale_mul(probe.data(), 0.375f, probe.data() + 1, 1, &want_one);
   EXPECT_EQ(want_one, (probe[0] * 0.375f) * probe[1]);
-  for (const KernelTable* table : available_kernel_tables()) {
-    ASSERT_NE(table->scale_mul, nullptr) << table->name;
-    for (int64_t n : {1, 5, 15, 16, 17, 33, 128, 1031}) {
-      const auto x = random_floats(static_cast<size_t>(n) + 1, static_cast<uint32_t>(n), -10, 10);
-      const auto w = random_floats(static_cast<size_t>(n) + 3, static_cast<uint32_t>(n + 7), -2, 2);
-      const float s = 0.1f + 0.01f * static_cast<float>(n);
-      std::vector<float> want(static_cast<size_t>(n) + 2, -7.0f), got(static_cast<size_t>(n) + 2, -7.0f);
-      ref::scale_mul(x.data() + 1, s, w.data() + 3, n, want.data() + 1);
-      table->scale_mul(x.data() + 1, s, w.data() + 3, n, got.data() + 1);
-      for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_EQ(std::bit_cast<uint32_t>(want[i]), std::bit_cast<uint32_t>(got[i])) << table->name << " n=" << n << " i=" << i;
-      std::vector<float> in_place(x.begin() + 1, x.end());
-      table->scale_mul(in_place.data(), s, w.data() + 3, n, in_place.data());
-      for (int64_t i = 0; i < n; ++i)
-        ASSERT_EQ(std::bit_cast<uint32_t>(want[static_cast<size_t>(i) + 1]), std::bit_cast<uint32_t>(in_place[static_cast<size_t>(i)]))
-            << table->name << " in place, n=" << n;
-    }
-  }
+  expect_scale_combine_equals_reference(ref::scale_mul, &KernelTable::scale_mul, "scale_mul");
 }
 
 // scale_add (the delta rule's row updates): the reference is x * s + y per
-// element with two roundings; every table gives the same bits, with out
-// aliasing x or y, tails untouched.
+// element, two roundings.
 TEST(ScaleAdd, EveryTableEqualsTheReferenceBitForBit) {
   const auto probe = random_floats(4, 3, -1, 1);
   float want_one;
   ref::scale_add(probe.data(), -0.375f, probe.data() + 1, 1, &want_one);
   const float product = probe[0] * -0.375f;  // rounded on its own
   EXPECT_EQ(want_one, product + probe[1]);
-  for (const KernelTable* table : available_kernel_tables()) {
-    ASSERT_NE(table->scale_add, nullptr) << table->name;
-    for (int64_t n : {1, 5, 15, 16, 17, 33, 128, 1031}) {
-      const auto x = random_floats(static_cast<size_t>(n) + 1, static_cast<uint32_t>(n + 1), -10, 10);
-      const auto y = random_floats(static_cast<size_t>(n) + 3, static_cast<uint32_t>(n + 9), -10, 10);
-      const float s = -0.3f + 0.01f * static_cast<float>(n);
-      std::vector<float> want(static_cast<size_t>(n) + 2, -7.0f), got(static_cast<size_t>(n) + 2, -7.0f);
-      ref::scale_add(x.data() + 1, s, y.data() + 3, n, want.data() + 1);
-      table->scale_add(x.data() + 1, s, y.data() + 3, n, got.data() + 1);
-      for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_EQ(std::bit_cast<uint32_t>(want[i]), std::bit_cast<uint32_t>(got[i])) << table->name << " n=" << n << " i=" << i;
-      std::vector<float> onto_x(x.begin() + 1, x.end()), onto_y(y.begin() + 3, y.end());
-      table->scale_add(onto_x.data(), s, y.data() + 3, n, onto_x.data());
-      table->scale_add(x.data() + 1, s, onto_y.data(), n, onto_y.data());
-      for (int64_t i = 0; i < n; ++i) {
-        ASSERT_EQ(std::bit_cast<uint32_t>(want[static_cast<size_t>(i) + 1]), std::bit_cast<uint32_t>(onto_x[static_cast<size_t>(i)]))
-            << table->name << " onto x, n=" << n;
-        ASSERT_EQ(std::bit_cast<uint32_t>(want[static_cast<size_t>(i) + 1]), std::bit_cast<uint32_t>(onto_y[static_cast<size_t>(i)]))
-            << table->name << " onto y, n=" << n;
-      }
-    }
-  }
+  expect_scale_combine_equals_reference(ref::scale_add, &KernelTable::scale_add, "scale_add");
 }
 
 // transpose_f32: the reference against the definition, then every table

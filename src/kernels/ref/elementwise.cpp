@@ -3,7 +3,6 @@
 // kernels' exp_approx instead, as ggml's SIMD builds use their own
 // polynomial (ggml_v_expf): about an ulp from expf either way, and
 // vectorisable with the same bits.
-#include <algorithm>
 #include <cmath>
 
 #include <cstring>
@@ -11,6 +10,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/vec_dot.h"
+#include "kernels/transpose.h"
 #include "tensor/quant.h"
 
 #if defined(__clang__)
@@ -67,13 +67,7 @@ void scale_add(const float* x, float s, const float* y, int64_t n, float* out) {
 }
 
 void transpose_f32(const float* src, size_t ld_src, int64_t rows, int64_t cols, float* dst, size_t ld_dst) {
-  // In 16 x 16 blocks, so that the stores of a block fill whole lines.
-  constexpr int64_t kB = 16;
-  for (int64_t j0 = 0; j0 < rows; j0 += kB)
-    for (int64_t x0 = 0; x0 < cols; x0 += kB)
-      for (int64_t x = x0; x < std::min(cols, x0 + kB); ++x)
-        for (int64_t j = j0; j < std::min(rows, j0 + kB); ++j)
-          dst[static_cast<size_t>(x) * ld_dst + static_cast<size_t>(j)] = src[static_cast<size_t>(j) * ld_src + static_cast<size_t>(x)];
+  transpose_blocked(src, ld_src, rows, cols, dst, ld_dst);
 }
 
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out) {

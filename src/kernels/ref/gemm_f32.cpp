@@ -36,21 +36,19 @@ void gemm_f32_scaled_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) c[static_cast<size_t>(i) * ldc + static_cast<size_t>(j)] *= scale;
   gemm_f32_acc(m, n, k, a, lda, b, ldb, c, ldc);
-  uint32_t lo_bits = 0x7fffffffu;  // abs_range's starting point
-  float lo, hi = 0.0f;
-  std::memcpy(&lo, &lo_bits, 4);
-  for (int64_t i = 0; i < m; ++i) {
-    float row_lo, row_hi;
-    abs_range(c + static_cast<size_t>(i) * ldc, n, &row_lo, &row_hi);
-    // As bit patterns (a NaN ranks above infinity), like abs_range itself.
-    uint32_t l, h, rl, rh;
-    std::memcpy(&l, &lo, 4), std::memcpy(&h, &hi, 4), std::memcpy(&rl, &row_lo, 4), std::memcpy(&rh, &row_hi, 4);
-    l = rl < l ? rl : l;
-    h = rh > h ? rh : h;
-    std::memcpy(&lo, &l, 4), std::memcpy(&hi, &h, 4);
-  }
-  *abs_min = lo;
-  *abs_max = hi;
+  // |C| compared as sign-cleared bit patterns, as abs_range does (a NaN
+  // ranks above infinity).
+  uint32_t lo = 0x7fffffffu, hi = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      uint32_t v;
+      std::memcpy(&v, c + static_cast<size_t>(i) * ldc + static_cast<size_t>(j), 4);
+      v &= 0x7fffffffu;
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+  std::memcpy(abs_min, &lo, 4);
+  std::memcpy(abs_max, &hi, 4);
 }
 
 }  // namespace kazeia::kernels::ref

@@ -205,15 +205,6 @@ void scale_avx512(const float* x, float s, int64_t n, float* out) {
   }
 }
 
-void scale_add_avx512(const float* x, float s, const float* y, int64_t n, float* out) {
-  const __m512 v = _mm512_set1_ps(s);
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = first(n - i);
-    const __m512 xs = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), v);
-    _mm512_mask_storeu_ps(out + i, k, _mm512_add_ps(xs, _mm512_maskz_loadu_ps(k, y + i)));
-  }
-}
-
 // ref::transpose_f32 in 16 x 16 blocks through registers: 16 (masked)
 // row loads, the register transpose, 16 (masked) column stores.
 void transpose_f32_avx512(const float* src, size_t ld_src, int64_t rows, int64_t cols, float* dst, size_t ld_dst) {
@@ -235,13 +226,24 @@ void transpose_f32_avx512(const float* src, size_t ld_src, int64_t rows, int64_t
   }
 }
 
-void scale_mul_avx512(const float* x, float s, const float* w, int64_t n, float* out) {
+// out = combine(x * s, y), both products and combinations rounded once:
+// ref::scale_mul (combine = *) and ref::scale_add (combine = +).
+template <class Combine>
+void scale_then(const float* x, float s, const float* y, int64_t n, float* out, Combine combine) {
   const __m512 v = _mm512_set1_ps(s);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = first(n - i);
     const __m512 xs = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), v);
-    _mm512_mask_storeu_ps(out + i, k, _mm512_mul_ps(xs, _mm512_maskz_loadu_ps(k, w + i)));
+    _mm512_mask_storeu_ps(out + i, k, combine(xs, _mm512_maskz_loadu_ps(k, y + i)));
   }
+}
+
+void scale_mul_avx512(const float* x, float s, const float* w, int64_t n, float* out) {
+  scale_then(x, s, w, n, out, [](__m512 a, __m512 b) { return _mm512_mul_ps(a, b); });
+}
+
+void scale_add_avx512(const float* x, float s, const float* y, int64_t n, float* out) {
+  scale_then(x, s, y, n, out, [](__m512 a, __m512 b) { return _mm512_add_ps(a, b); });
 }
 
 void fp32_to_fp16_row_avx512(const float* x, int64_t n, uint16_t* out) {

@@ -6,7 +6,7 @@
 
 #include "base/scratch.h"
 #include "base/thread_pool.h"
-#include "models/blocks/transpose.h"
+#include "kernels/transpose.h"
 #include "tensor/quant.h"
 
 namespace kazeia {
@@ -75,9 +75,11 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       const int64_t tb = std::min(t1, (n_past + ta) / kTile * kTile + kTile - n_past);
       const size_t at = kv_k_index(n_past + ta, kv_row, g * dk);
       if (f32) {
-        transpose(k.data() + (ta * n_kv + g) * dk, n_kv * dk, tb - ta, dk, kv.k.get() + at, kTile);
+        transpose_f32(k.data() + (ta * n_kv + g) * dk, static_cast<size_t>(n_kv * dk), tb - ta, dk, kv.k.get() + at,
+                      static_cast<size_t>(kTile));
       } else {
-        transpose(k16.data() + (ta - t0) * dk, dk, tb - ta, dk, kv.k16.get() + at, kTile);
+        transpose_blocked(k16.data() + (ta - t0) * dk, static_cast<size_t>(dk), tb - ta, dk, kv.k16.get() + at,
+                          static_cast<size_t>(kTile));
       }
       ta = tb;
     }

@@ -8,7 +8,6 @@
 
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
-#include "models/blocks/transpose.h"
 
 namespace kazeia {
 
@@ -152,8 +151,9 @@ struct RowScratch {
   float *kk, *p, *e;  // n x C: k.k, q.k, e^{G_t - G_s}
   float *wsqs, *pd;   // 2n x d_v (W S, then Q S), n x d_v (P D)
   float* kd_t;        // d_k x C: (e^{G_last - G_s} K)^T
+  float* kd;          // C: e^{G_last - G_s}
   static size_t floats(int64_t c, int64_t dk, int64_t dv) {
-    return static_cast<size_t>(2 * c * dk + 3 * c * dv + 3 * c * c + dk * c);
+    return static_cast<size_t>(2 * c * dk + 3 * c * dv + 3 * c * c + dk * c + c);
   }
   RowScratch(float* base, int64_t c, int64_t dk, int64_t dv) {
     float* p0 = base;
@@ -162,6 +162,7 @@ struct RowScratch {
     kk = take(c * c); p = take(c * c); e = take(c * c);
     wsqs = take(2 * c * dv); pd = take(c * dv);
     kd_t = take(dk * c);
+    kd = take(c);
   }
 };
 
@@ -184,7 +185,8 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
     acc += static_cast<double>(b.g[tt * nv + h]);
     th.G[i] = acc;
   }
-  transpose(b.k + t_first * b.k_stride + hk * dk, b.k_stride, n, dk, th.kt + m, C);
+  kernels::transpose_f32(b.k + t_first * b.k_stride + hk * dk, static_cast<size_t>(b.k_stride), n, dk, th.kt + m,
+                         static_cast<size_t>(C));
   // Decay ratios e^{G_t - G_s} (s <= t) from differences, never as a
   // quotient of two e^{G}: those underflow to 0 / 0 when decays are strong.
   for (int64_t j = 0; j < n; ++j)
@@ -258,10 +260,9 @@ void chunk_rows(const DeltaRuleBatch& b, int64_t h, int64_t t_first, int64_t m, 
 // Returns whether the new state is all zero.
 bool fold_rows(float* s, int64_t rows, int64_t C, int64_t dk, int64_t dv, const TailHead& th, const RowScratch& c) {
   // Kd^T: row i of K^T scaled column by column by e^{G_n - G_t}.
-  float kd[kDeltaRuleMaxChunk];
-  for (int64_t t = 0; t < rows; ++t) kd[t] = decay_factor(th.G[rows - 1] - th.G[t]);
+  for (int64_t t = 0; t < rows; ++t) c.kd[t] = decay_factor(th.G[rows - 1] - th.G[t]);
   for (int64_t i = 0; i < dk; ++i)
-    for (int64_t t = 0; t < rows; ++t) c.kd_t[i * C + t] = kd[t] * th.kt[i * C + t];
+    for (int64_t t = 0; t < rows; ++t) c.kd_t[i * C + t] = c.kd[t] * th.kt[i * C + t];
   // S = e^{G_n} S + Kd D in one pass over S, which also gives the min and
   // max |S| for the flush below. The flush pass runs only when some entry
   // is below its limit (zeros stay zeros). A NaN shows as peak = NaN: then

@@ -7,7 +7,6 @@
 
 #include "base/scratch.h"
 #include "base/thread_pool.h"
-#include "models/blocks/transpose.h"
 
 namespace kazeia {
 
@@ -33,7 +32,7 @@ void for_rows_or_heads(int64_t n, int64_t heads, ThreadPool* pool, Fn&& fn) {
 }  // namespace
 
 void transpose_conv_taps(const float* conv, int64_t kernel, int64_t channels, float* out) {
-  transpose(conv, kernel, channels, kernel, out, channels);
+  transpose_f32(conv, static_cast<size_t>(kernel), channels, kernel, out, static_cast<size_t>(channels));
 }
 
 Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, RecurrentLayer& state,
