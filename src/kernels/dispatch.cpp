@@ -66,6 +66,8 @@ void fill_scalar(KernelTable& t) {
   t.gemm_f32_acc = ref::gemm_f32_acc;
   t.gemm_f32 = ref::gemm_f32;
   t.gemm_f32_scaled_acc = ref::gemm_f32_scaled_acc;
+  t.gemm_f32_f16b_acc = ref::gemm_f32_f16b_acc;
+  t.gemm_f32_f16b = ref::gemm_f32_f16b;
   t.softmax_online_row = ref::softmax_online_row;
   t.silu = ref::silu_approx;
   t.swiglu = ref::swiglu_approx;

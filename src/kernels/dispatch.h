@@ -120,6 +120,8 @@ using FloatToHalfFn = void (*)(const float* x, int64_t n, uint16_t* out);
 using TileActsFn = void (*)(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
 using GemmF32AccFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b,
                               size_t ldb, float* c, size_t ldc);
+using GemmF32F16bFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b,
+                               size_t ldb, float* c, size_t ldc);
 using GemmF32ScaledAccFn = void (*)(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b,
                                     size_t ldb, float* c, size_t ldc, float scale, float* abs_min, float* abs_max);
 
@@ -157,6 +159,8 @@ struct KernelTable {
   GemmF32AccFn gemm_f32_acc = nullptr;  // C += A * B, bit-identical to ref::gemm_f32_acc
   GemmF32AccFn gemm_f32 = nullptr;      // C = A * B, bit-identical to ref::gemm_f32
   GemmF32ScaledAccFn gemm_f32_scaled_acc = nullptr;  // bit-identical to ref::gemm_f32_scaled_acc
+  GemmF32F16bFn gemm_f32_f16b_acc = nullptr;  // bit-identical to ref::gemm_f32_f16b_acc
+  GemmF32F16bFn gemm_f32_f16b = nullptr;      // bit-identical to ref::gemm_f32_f16b
   SoftmaxOnlineRowFn softmax_online_row = nullptr;  // bit-identical to the reference
   SiluFn silu = nullptr;      // bit-identical to ref::silu_approx
   SwigluFn swiglu = nullptr;  // bit-identical to ref::swiglu_approx

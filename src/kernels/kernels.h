@@ -166,6 +166,13 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
 // same bits).
 void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
               size_t ldc);
+// gemm_f32_acc / gemm_f32 with B in IEEE half (the f16 KV cache's tiles):
+// the same bits as converting B with fp16_to_fp32_row first, without the
+// converted copy (a decoded token's attention reads each tile once).
+void gemm_f32_f16b_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
+                       float* c, size_t ldc);
+void gemm_f32_f16b(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
+                   float* c, size_t ldc);
 // C = scale * C + A * B: each chain starts from the rounded scale * C[i][j]
 // (the same bits as scaling C first, then gemm_f32_acc), and the smallest
 // and largest |C| of the result as abs_range gives them, taken while C is
@@ -189,6 +196,14 @@ void softmax_ext(const float* x, const float* mask, int64_t n, float scale, floa
 // Sums a buffer's 64-bit words (mod 2^64) with the widest loads this CPU
 // has: the memory-bandwidth probe of `kazeia bench --bandwidth`.
 uint64_t read_stream(const uint8_t* p, size_t bytes);
+
+// A hint: fetch [p, p + bytes) into the cache ahead of its use, for reads
+// the hardware prefetchers would reach late (a new stream a few pages
+// long). Never faults, whatever the address.
+inline void prefetch_read(const void* p, size_t bytes) {
+  const auto* c = static_cast<const char*>(p);
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 3);
+}
 
 // IEEE half <-> float over a row (the f16 KV cache): exact one way, round to
 // nearest even the other, the same bits on every ISA.

@@ -31,6 +31,32 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const
   gemm_f32_acc(m, n, k, a, lda, b, ldb, c, ldc);
 }
 
+void gemm_f32_f16b_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
+                       float* c, size_t ldc) {
+  // B's rows converted a block of columns at a time; the chains still run
+  // over k in order for every C element.
+  constexpr int64_t kCols = 256;
+  float row[kCols];
+  for (int64_t j0 = 0; j0 < n; j0 += kCols) {
+    const int64_t w = n - j0 < kCols ? n - j0 : kCols;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      fp16_to_fp32_row(b + static_cast<size_t>(kk) * ldb + static_cast<size_t>(j0), w, row);
+      for (int64_t i = 0; i < m; ++i) {
+        const float aik = a[static_cast<size_t>(i) * lda + static_cast<size_t>(kk)];
+        float* ci = c + static_cast<size_t>(i) * ldc + static_cast<size_t>(j0);
+        for (int64_t j = 0; j < w; ++j) ci[j] = std::fma(aik, row[j], ci[j]);
+      }
+    }
+  }
+}
+
+void gemm_f32_f16b(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
+                   float* c, size_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[static_cast<size_t>(i) * ldc + static_cast<size_t>(j)] = 0.0f;
+  gemm_f32_f16b_acc(m, n, k, a, lda, b, ldb, c, ldc);
+}
+
 void gemm_f32_scaled_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
                          float* c, size_t ldc, float scale, float* abs_min, float* abs_max) {
   for (int64_t i = 0; i < m; ++i)

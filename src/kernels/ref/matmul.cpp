@@ -491,6 +491,17 @@ void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const
   if (m > 0 && n > 0) active_kernels().gemm_f32(m, n, std::max<int64_t>(k, 0), a, lda, b, ldb, c, ldc);
 }
 
+void gemm_f32_f16b_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
+                       float* c, size_t ldc) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  active_kernels().gemm_f32_f16b_acc(m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void gemm_f32_f16b(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
+                   float* c, size_t ldc) {
+  if (m > 0 && n > 0) active_kernels().gemm_f32_f16b(m, n, std::max<int64_t>(k, 0), a, lda, b, ldb, c, ldc);
+}
+
 void gemm_f32_scaled_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
                          float* c, size_t ldc, float scale, float* abs_min, float* abs_max) {
   if (m <= 0 || n <= 0) {

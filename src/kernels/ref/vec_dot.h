@@ -70,6 +70,13 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
 // from 0; entries between rows, past n, untouched).
 void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
               size_t ldc);
+// gemm_f32_acc / gemm_f32 with B in IEEE half (the f16 KV cache's tiles),
+// each B value converted exactly to float: the same bits as converting B
+// first (fp16_to_fp32_row), then the float product.
+void gemm_f32_f16b_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
+                       float* c, size_t ldc);
+void gemm_f32_f16b(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
+                   float* c, size_t ldc);
 // C = scale * C + A * B (C's m x n entries scaled, each product rounded,
 // then gemm_f32_acc), and the abs_range of the new m x n entries.
 void gemm_f32_scaled_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,

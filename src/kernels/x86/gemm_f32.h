@@ -2,7 +2,9 @@
 // (ref::gemm_f32: the same chains started from 0), and C = s * C + A * B
 // with the range of |C| (ref::gemm_f32_scaled_acc: the chains started from
 // the rounded s * C, the range taken from the registers as they are
-// stored, where a separate pass would read C again): register tiles of kMR
+// stored, where a separate pass would read C again); each also with B in
+// IEEE half (BT = uint16_t: ref::gemm_f32_f16b(_acc), B converted exactly
+// as it is loaded): register tiles of kMR
 // rows x kNV 16-float vectors of C, one broadcast of A and kNV loads of B
 // per k. Every C element is the same chain of fused multiply-adds over
 // k = 0, 1, ... as the reference, so the results are bit-identical to it
@@ -15,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/x86/strip_runner.h"
 
@@ -65,9 +68,21 @@ struct GemmF32 {
     }
   }
 
+  // 16 columns of B from p (n of them when n < 16), as floats.
+  template <class BT>
+  static V16 load_b(const BT* p, int64_t n) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(p);
+    if constexpr (std::is_same_v<BT, float>) {
+      return n >= 16 ? Isa::load_f32(bytes) : Isa::load_f32_tail(bytes, n);
+    } else {
+      static_assert(std::is_same_v<BT, uint16_t>);
+      return n >= 16 ? Isa::load_f16(bytes) : Isa::load_f16_tail(bytes, n);
+    }
+  }
+
   // R rows x NV vectors; the last vector holds n_last (1..16) columns.
-  template <int R, int NV, GemmMode kMode>
-  [[gnu::noinline, gnu::flatten]] static void tile(int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+  template <int R, int NV, GemmMode kMode, class BT>
+  [[gnu::noinline, gnu::flatten]] static void tile(int64_t k, const float* a, size_t lda, const BT* b, size_t ldb,
                                                    float* c, size_t ldc, int64_t n_last, float scale,
                                                    uint32_t* range) {
     auto col = [](const float* p, int v) { return reinterpret_cast<const uint8_t*>(p + 16 * v); };
@@ -85,10 +100,8 @@ struct GemmF32 {
     });
     for (int64_t kk = 0; kk < k; ++kk) {
       V16 bv[NV];
-      const float* brow = b + static_cast<size_t>(kk) * ldb;
-      static_for<NV>([&](auto v) {
-        bv[v] = v + 1 < NV || n_last == 16 ? Isa::load_f32(col(brow, v)) : Isa::load_f32_tail(col(brow, v), n_last);
-      });
+      const BT* brow = b + static_cast<size_t>(kk) * ldb;
+      static_for<NV>([&](auto v) { bv[v] = load_b(brow + 16 * v, v + 1 < NV ? 16 : n_last); });
       static_for<R>([&](auto r) {
         const V16 av = Isa::splat16(a[r * lda + static_cast<size_t>(kk)]);
         static_for<NV>([&](auto v) { acc[r][v] = Isa::fmadd(av, bv[v], acc[r][v]); });
@@ -110,23 +123,24 @@ struct GemmF32 {
     }
   }
 
-  using TileFn = void (*)(int64_t, const float*, size_t, const float*, size_t, float*, size_t, int64_t, float,
+  template <class BT>
+  using TileFn = void (*)(int64_t, const float*, size_t, const BT*, size_t, float*, size_t, int64_t, float,
                           uint32_t*);
-  template <GemmMode kMode, int R, int... NVs>
-  static constexpr void fill_row(TileFn* out, std::integer_sequence<int, NVs...>) {
-    ((out[NVs] = &tile<R, NVs + 1, kMode>), ...);
+  template <GemmMode kMode, class BT, int R, int... NVs>
+  static constexpr void fill_row(TileFn<BT>* out, std::integer_sequence<int, NVs...>) {
+    ((out[NVs] = &tile<R, NVs + 1, kMode, BT>), ...);
   }
-  template <GemmMode kMode, int... Rs>
-  static constexpr void fill(TileFn (*out)[kNV], std::integer_sequence<int, Rs...>) {
-    (fill_row<kMode, Rs + 1>(out[Rs], std::make_integer_sequence<int, kNV>{}), ...);
+  template <GemmMode kMode, class BT, int... Rs>
+  static constexpr void fill(TileFn<BT> (*out)[kNV], std::integer_sequence<int, Rs...>) {
+    (fill_row<kMode, BT, Rs + 1>(out[Rs], std::make_integer_sequence<int, kNV>{}), ...);
   }
 
-  template <GemmMode kMode>
-  static void run(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+  template <GemmMode kMode, class BT = float>
+  static void run(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const BT* b, size_t ldb, float* c,
                   size_t ldc, float scale, uint32_t* range) {
     static const auto tiles = [] {
-      struct Table { TileFn f[kMR][kNV]; } t{};
-      fill<kMode>(t.f, std::make_integer_sequence<int, kMR>{});
+      struct Table { TileFn<BT> f[kMR][kNV]; } t{};
+      fill<kMode, BT>(t.f, std::make_integer_sequence<int, kMR>{});
       return t;
     }();
     for (int64_t n0 = 0; n0 < n; n0 += 16 * kNV) {
@@ -146,6 +160,12 @@ struct GemmF32 {
   static void gemm(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
                   float* c, size_t ldc) {
     run<kAcc ? GemmMode::kAcc : GemmMode::kZero>(m, n, k, a, lda, b, ldb, c, ldc, 1.0f, nullptr);
+  }
+  // kAcc: C += A * B (gemm_f32_f16b_acc), else C = A * B (gemm_f32_f16b).
+  template <bool kAcc>
+  static void gemm_f16b(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
+                        float* c, size_t ldc) {
+    run<kAcc ? GemmMode::kAcc : GemmMode::kZero, uint16_t>(m, n, k, a, lda, b, ldb, c, ldc, 1.0f, nullptr);
   }
   // ref::gemm_f32_scaled_acc.
   static void scaled_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
