@@ -80,7 +80,7 @@ Status DenseTransformer::forward(ModelState& state, const ForwardRequest& reques
     // x += the previous layer's feed-forward output (none before layer 0).
     add_and_norm_rows(x.data(), il > 0 ? y.data() : nullptr, l.attn_norm, n, c.n_embd, c.rms_eps, h.data(), request.pool);
     KvLayer& kv = state.kv()[static_cast<size_t>(state.kv_index(il))];
-    KZ_RETURN_IF_ERROR(attention_forward(c, l.attn, kv, state.kv_type(), state.kv_row(), state.n_past(), h.data(), n,
+    KZ_RETURN_IF_ERROR(attention_forward(c, l.attn, kv, state.kv_type(), state.kv_head_stride(), state.n_past(), h.data(), n,
                                          y.data(), request.pool));
     add_and_norm_rows(x.data(), y.data(), l.ffn_norm, n, c.n_embd, c.rms_eps, h.data(), request.pool);
     KZ_RETURN_IF_ERROR(ffn_forward(l.ffn, h.data(), n, y.data(), request.pool));
