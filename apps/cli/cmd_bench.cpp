@@ -1,4 +1,4 @@
-// kazeia bench -m M [-p 512] [-n 128] [-r 3] [-t 1,2] [--json] [--bandwidth]
+// kazeia bench -m M [-p 512] [-n 128] [-d 0] [-r 3] [-t 1,2] [--json] [--bandwidth]
 //
 // llama-bench-like rows (mean ± sd tokens/s over -r repetitions after a
 // warm-up), plus for decode the weight bytes read per second and its ratio
@@ -27,7 +27,7 @@ std::vector<int> parse_threads(const std::string& s) {
 void setup_bench(CLI::App& app, std::function<int()>* run) {
   struct Options {
     std::string model;
-    int64_t n_prompt = 512, n_gen = 128;
+    int64_t n_prompt = 512, n_gen = 128, depth = 0;
     int reps = 3;
     int64_t ubatch = EngineOptions{}.n_ubatch;
     std::string threads = "0";
@@ -40,6 +40,9 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("-m,--model", o->model, "GGUF model file");
   cmd->add_option("-p,--n-prompt", o->n_prompt, "Prompt tokens per pp test (0: skip)")->capture_default_str();
   cmd->add_option("-n,--n-gen", o->n_gen, "Tokens per tg test (0: skip)")->capture_default_str();
+  cmd->add_option("-d,--n-depth", o->depth, "Tokens already in the context before each test (not timed)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("-r,--repetitions", o->reps, "Repetitions")->capture_default_str();
   cmd->add_option("-t,--threads", o->threads, "Thread counts, comma-separated (0: physical cores)")->capture_default_str();
   cmd->add_flag("--json", o->json, "JSON output");
@@ -77,7 +80,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
         return 0;
       }
       if (!o->json)
-        std::printf("| %-28s | %9s | %7s | %10s | %16s | %8s | %9s |\n", "model", "size MiB", "threads", "test",
+        std::printf("| %-28s | %9s | %7s | %14s | %16s | %8s | %9s |\n", "model", "size MiB", "threads", "test",
                     "t/s", "GB/s", "% of bw");
       struct Row {
         std::string name;
@@ -97,7 +100,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
       for (int t : thread_counts) {
         EngineOptions eo;
         eo.n_threads = t;
-        eo.n_ctx = std::max<int64_t>(o->n_prompt, o->n_gen + 1) + 16;
+        eo.n_ctx = o->depth + std::max<int64_t>(o->n_prompt, o->n_gen + 1) + 16;
         eo.kv_type = o->kv_type;
         eo.n_ubatch = o->ubatch;
         auto engine = Engine::load(o->model, eo);
@@ -107,12 +110,12 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
         if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
         std::vector<BenchSample> samples;
         if (o->n_prompt > 0) {
-          auto s = bench_prompt(e, o->n_prompt, o->reps);
+          auto s = bench_prompt(e, o->n_prompt, o->reps, o->depth);
           if (!s.ok()) return fail(s.status().to_string());
           samples.push_back(*s);
         }
         if (o->n_gen > 0) {
-          auto s = bench_decode(e, o->n_gen, o->reps);
+          auto s = bench_decode(e, o->n_gen, o->reps, o->depth);
           if (!s.ok()) return fail(s.status().to_string());
           samples.push_back(*s);
         }
@@ -132,7 +135,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
           if (o->json) {
             nlohmann::ordered_json row{{"model", name},          {"file_size", row_info.file_size},
                                        {"threads", row_info.threads}, {"kv_type", kv_name},
-                                       {"test", s.test},
+                                       {"test", s.test}, {"n_depth", o->depth},
                                        {"n_tokens", s.n_tokens},   {"tps_mean", s.mean_tps()},
                                        {"tps_sd", s.stddev_tps()}, {"seconds", s.seconds}};
             if (decode) {
@@ -149,7 +152,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
             std::snprintf(tps, sizeof tps, "%.2f ± %.2f", s.mean_tps(), s.stddev_tps());
             if (decode) std::snprintf(gb, sizeof gb, "%.2f", gbs / 1e9);
             if (bw > 0) std::snprintf(pct, sizeof pct, "%.1f", 100.0 * gbs / bw);
-            std::printf("| %-28s | %9.1f | %7d | %10s | %16s | %8s | %9s |\n", name.c_str(),
+            std::printf("| %-28s | %9.1f | %7d | %14s | %16s | %8s | %9s |\n", name.c_str(),
                         static_cast<double>(row_info.file_size) / 1048576.0, row_info.threads, s.test.c_str(), tps, gb, pct);
           }
         }

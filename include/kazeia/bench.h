@@ -20,11 +20,14 @@ struct BenchSample {
   double stddev_tps() const;
 };
 
-// pp: one batch of n_prompt tokens from an empty context; tg: n_gen single
-// tokens decoded one after another (after one warm-up token). Token ids are
-// fixed pseudo-random ids of the vocabulary, as llama-bench does.
-Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitions);
-Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions);
+// pp: one batch of n_prompt tokens; tg: n_gen single tokens decoded one
+// after another (after one warm-up token). Both start from an empty context,
+// or after `depth` tokens already in it (evaluated before the clock starts,
+// llama-bench's -d: "tg128 @ d4096"), which is where attention over a long
+// context shows. Token ids are fixed pseudo-random ids of the vocabulary, as
+// llama-bench does.
+Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitions, int64_t depth = 0);
+Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions, int64_t depth = 0);
 
 // The thread count an engine or the bandwidth probe runs with when asked
 // for n: n itself when positive, otherwise the physical cores available.

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <memory>
 #include <numeric>
+#include <span>
+#include <string>
 
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
@@ -48,30 +50,38 @@ std::vector<int32_t> bench_tokens(int64_t n, int64_t n_vocab) {
   return ids;
 }
 
+// llama-bench's name for a test run at a depth: "tg128 @ d4096".
+std::string depth_suffix(int64_t depth) { return depth > 0 ? " @ d" + std::to_string(depth) : ""; }
+
 }  // namespace
 
-Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitions) {
-  if (n_prompt <= 0 || n_prompt > engine.n_ctx())
-    return InvalidArgument("prompt length " + std::to_string(n_prompt) + " must be in 1.." + std::to_string(engine.n_ctx()));
-  BenchSample sample{"pp" + std::to_string(n_prompt), n_prompt, {}};
-  const auto ids = bench_tokens(n_prompt, engine.n_vocab());
+Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitions, int64_t depth) {
+  if (depth < 0 || n_prompt <= 0 || n_prompt > engine.n_ctx() - depth)
+    return InvalidArgument("prompt length " + std::to_string(n_prompt) + " at depth " + std::to_string(depth) +
+                           " must be in 1.." + std::to_string(engine.n_ctx() - std::max<int64_t>(depth, 0)));
+  BenchSample sample{"pp" + std::to_string(n_prompt) + depth_suffix(depth), n_prompt, {}};
+  const auto ids = bench_tokens(depth + n_prompt, engine.n_vocab());
+  const std::span<const int32_t> context(ids.data(), static_cast<size_t>(depth));
+  const std::span<const int32_t> prompt(ids.data() + depth, static_cast<size_t>(n_prompt));
   std::vector<float> logits(static_cast<size_t>(engine.n_vocab()));
   KZ_ASSIGN_OR_RETURN(auto session, engine.new_session());
   for (int r = 0; r <= repetitions; ++r) {  // r == 0 warms up
     session->reset();
+    if (depth > 0) KZ_RETURN_IF_ERROR(session->eval(context, logits.data()));
     const double t0 = now_seconds();
-    KZ_RETURN_IF_ERROR(session->eval(ids, logits.data()));
+    KZ_RETURN_IF_ERROR(session->eval(prompt, logits.data()));
     if (r > 0) sample.seconds.push_back(now_seconds() - t0);
   }
   sample.state_bytes = session->state_bytes();
   return sample;
 }
 
-Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions) {
-  if (n_gen <= 0 || n_gen + 1 > engine.n_ctx())
-    return InvalidArgument("decode length " + std::to_string(n_gen) + " must be in 1.." + std::to_string(engine.n_ctx() - 1));
-  BenchSample sample{"tg" + std::to_string(n_gen), n_gen, {}};
-  const auto ids = bench_tokens(n_gen + 1, engine.n_vocab());
+Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions, int64_t depth) {
+  if (depth < 0 || n_gen <= 0 || n_gen + 1 > engine.n_ctx() - depth)
+    return InvalidArgument("decode length " + std::to_string(n_gen) + " at depth " + std::to_string(depth) +
+                           " must be in 1.." + std::to_string(engine.n_ctx() - std::max<int64_t>(depth, 0) - 1));
+  BenchSample sample{"tg" + std::to_string(n_gen) + depth_suffix(depth), n_gen, {}};
+  const auto ids = bench_tokens(depth + n_gen + 1, engine.n_vocab());
   std::vector<float> logits(static_cast<size_t>(engine.n_vocab()));
   KZ_ASSIGN_OR_RETURN(auto session, engine.new_session());
   // As a generation does: the workers stay awake from one token to the next.
@@ -82,9 +92,11 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions)
   } awake(engine);
   for (int r = 0; r <= repetitions; ++r) {
     session->reset();
-    KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(ids.data(), 1), logits.data()));
+    // The context (if any) and one warm-up token before the clock starts.
+    if (depth > 0) KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(ids.data(), static_cast<size_t>(depth)), logits.data()));
+    KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(depth)], 1), logits.data()));
     const double t0 = now_seconds();
-    for (int64_t i = 1; i <= n_gen; ++i)
+    for (int64_t i = depth + 1; i <= depth + n_gen; ++i)
       KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(i)], 1), logits.data()));
     if (r > 0) sample.seconds.push_back(now_seconds() - t0);
   }

@@ -49,4 +49,14 @@ tg = [r for r in rows if r["test"] == "tg4"]
 assert len(tg) == 1 and tg[0]["threads"] >= 1, rows
 assert tg[0].get("read_bandwidth", 0) > 1e8 and tg[0].get("bandwidth_ratio", 0) > 0, tg
 PY
+# -d: both tests run after 40 tokens already in the context, named as
+# llama-bench names them; a depth the context cannot hold is refused.
+"$KAZEIA" bench -m "$tmp/m.gguf" -p 8 -n 4 -d 40 -r 1 -t 1 --json > "$tmp/depth.json"
+python3 - "$tmp/depth.json" <<'PY'
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1])) if r["test"] != "peak_rss"]
+assert sorted(r["test"] for r in rows) == ["pp8 @ d40", "tg4 @ d40"], rows
+assert all(r["n_depth"] == 40 and r["tps_mean"] > 0 for r in rows), rows
+PY
+"$KAZEIA" bench -m "$tmp/m.gguf" -p 8 -n 0 -d -1 -r 1 > /dev/null 2>&1 && fail "a negative depth was accepted"
 echo "bench: ok (peak RSS $peak MiB)"
