@@ -36,8 +36,9 @@ inline constexpr int64_t kKvTile = 64;
 // kv_head_stride(): the padded context times the larger head dim), so a
 // decoded token's attention reads a head's K and V as two sequential
 // streams that the hardware prefetchers follow. (Tile-major regions, all
-// heads of a tile together, put a head's tiles a tile of all heads apart:
-// decode at 256 positions spent ~8 % of its time on cache misses there.)
+// heads of a tile together, put a head's tiles a tile of all heads apart;
+// with that layout, decode at 256 positions spent ~8 % of its time in
+// attention, most of it waiting for these reads.)
 //  - V: position p's row of head g is one run of head_dim_v values,
 //      g * head_stride + p * head_dim_v + i.
 //  - K is stored transposed per tile of kKvTile positions, the layout the
