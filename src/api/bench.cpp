@@ -53,12 +53,21 @@ std::vector<int32_t> bench_tokens(int64_t n, int64_t n_vocab) {
 // llama-bench's name for a test run at a depth: "tg128 @ d4096".
 std::string depth_suffix(int64_t depth) { return depth > 0 ? " @ d" + std::to_string(depth) : ""; }
 
+// A test of n tokens (and `extra` more untimed) after `depth` tokens of
+// context must fit the engine's context.
+Status check_fits(const char* what, int64_t n, int64_t extra, int64_t depth, int64_t n_ctx) {
+  if (depth < 0) return InvalidArgument("context depth must be >= 0, got " + std::to_string(depth));
+  const int64_t room = n_ctx - depth - extra;
+  if (n <= 0 || n > room)
+    return InvalidArgument(std::string(what) + " length " + std::to_string(n) + " at depth " + std::to_string(depth) +
+                           " must be in 1.." + std::to_string(room));
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitions, int64_t depth) {
-  if (depth < 0 || n_prompt <= 0 || n_prompt > engine.n_ctx() - depth)
-    return InvalidArgument("prompt length " + std::to_string(n_prompt) + " at depth " + std::to_string(depth) +
-                           " must be in 1.." + std::to_string(engine.n_ctx() - std::max<int64_t>(depth, 0)));
+  KZ_RETURN_IF_ERROR(check_fits("prompt", n_prompt, 0, depth, engine.n_ctx()));
   BenchSample sample{"pp" + std::to_string(n_prompt) + depth_suffix(depth), n_prompt, {}};
   const auto ids = bench_tokens(depth + n_prompt, engine.n_vocab());
   const std::span<const int32_t> context(ids.data(), static_cast<size_t>(depth));
@@ -77,11 +86,10 @@ Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitio
 }
 
 Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions, int64_t depth) {
-  if (depth < 0 || n_gen <= 0 || n_gen + 1 > engine.n_ctx() - depth)
-    return InvalidArgument("decode length " + std::to_string(n_gen) + " at depth " + std::to_string(depth) +
-                           " must be in 1.." + std::to_string(engine.n_ctx() - std::max<int64_t>(depth, 0) - 1));
+  KZ_RETURN_IF_ERROR(check_fits("decode", n_gen, 1, depth, engine.n_ctx()));  // + the warm-up token
   BenchSample sample{"tg" + std::to_string(n_gen) + depth_suffix(depth), n_gen, {}};
   const auto ids = bench_tokens(depth + n_gen + 1, engine.n_vocab());
+  const std::span<const int32_t> context(ids.data(), static_cast<size_t>(depth));
   std::vector<float> logits(static_cast<size_t>(engine.n_vocab()));
   KZ_ASSIGN_OR_RETURN(auto session, engine.new_session());
   // As a generation does: the workers stay awake from one token to the next.
@@ -93,7 +101,7 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions,
   for (int r = 0; r <= repetitions; ++r) {
     session->reset();
     // The context (if any) and one warm-up token before the clock starts.
-    if (depth > 0) KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(ids.data(), static_cast<size_t>(depth)), logits.data()));
+    if (depth > 0) KZ_RETURN_IF_ERROR(session->eval(context, logits.data()));
     KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(depth)], 1), logits.data()));
     const double t0 = now_seconds();
     for (int64_t i = depth + 1; i <= depth + n_gen; ++i)

@@ -16,7 +16,7 @@ std::atomic<uint64_t> g_next_state_id{1};
 ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
     : options_(options), id_(g_next_state_id.fetch_add(1, std::memory_order_relaxed)) {
   kv_row_ = config.n_head_kv * std::max(config.head_dim_k, config.head_dim_v);
-  n_head_kv_ = config.n_head_kv;
+  kv_head_stride_ = padded_ctx() * std::max(config.head_dim_k, config.head_dim_v);
   ssm_nk_ = config.ssm_n_k_heads, ssm_nv_ = config.ssm_n_v_heads, ssm_d_ = config.ssm_head_dim;
   ssm_hist_ = config.ssm_conv_kernel - 1;
   ssm_channels_ = 2 * config.ssm_n_k_heads * config.ssm_head_dim + config.ssm_inner;

@@ -7,7 +7,6 @@
 // restore it (restore_checkpoint) instead of truncating.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -106,7 +105,7 @@ class ModelState {
   int64_t n_ctx() const { return options_.n_ctx; }
   KvType kv_type() const { return options_.kv_type; }
   int64_t kv_row() const { return kv_row_; }  // floats per position per layer
-  int64_t kv_head_stride() const { return padded_ctx() * kv_row_ / std::max<int64_t>(n_head_kv_, 1); }  // kv_k_index
+  int64_t kv_head_stride() const { return kv_head_stride_; }  // values per KV head per layer (kv_k_index)
   // Positions the KV buffers hold: n_ctx rounded up to whole K tiles.
   int64_t padded_ctx() const { return (options_.n_ctx + kKvTile - 1) / kKvTile * kKvTile; }
 
@@ -170,7 +169,7 @@ class ModelState {
   uint64_t epoch_ = 0;
   std::vector<std::pair<uint64_t, int64_t>> rewinds_;
   int64_t kv_row_ = 0;
-  int64_t n_head_kv_ = 0;
+  int64_t kv_head_stride_ = 0;
   std::vector<KvLayer> kv_;
   std::vector<RecurrentLayer> recurrent_;
   std::vector<int64_t> kv_index_, rec_index_;

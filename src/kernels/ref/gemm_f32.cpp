@@ -11,6 +11,16 @@
 
 namespace kazeia::kernels::ref {
 
+namespace {
+
+// C's m x n entries set to 0 (the entries between rows, past n, untouched).
+void zero(int64_t m, int64_t n, float* c, size_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[static_cast<size_t>(i) * ldc + static_cast<size_t>(j)] = 0.0f;
+}
+
+}  // namespace
+
 void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
                   float* c, size_t ldc) {
   for (int64_t i = 0; i < m; ++i) {
@@ -26,8 +36,7 @@ void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, c
 
 void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
               size_t ldc) {
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) c[static_cast<size_t>(i) * ldc + static_cast<size_t>(j)] = 0.0f;
+  zero(m, n, c, ldc);
   gemm_f32_acc(m, n, k, a, lda, b, ldb, c, ldc);
 }
 
@@ -52,8 +61,7 @@ void gemm_f32_f16b_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t l
 
 void gemm_f32_f16b(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
                    float* c, size_t ldc) {
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) c[static_cast<size_t>(i) * ldc + static_cast<size_t>(j)] = 0.0f;
+  zero(m, n, c, ldc);
   gemm_f32_f16b_acc(m, n, k, a, lda, b, ldb, c, ldc);
 }
 

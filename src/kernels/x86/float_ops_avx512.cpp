@@ -214,12 +214,12 @@ void transpose_f32_avx512(const float* src, size_t ld_src, int64_t rows, int64_t
       const int64_t nc = cols - x0 < 16 ? cols - x0 : 16;
       const __mmask16 kc = first(nc), kr = first(nr);
       __m512 r[16];
-      unroll<16>([&](auto i) {
+      static_for<16>([&](auto i) {
         r[i] = i < nr ? _mm512_maskz_loadu_ps(kc, src + static_cast<size_t>(j0 + i) * ld_src + static_cast<size_t>(x0))
                       : _mm512_setzero_ps();
       });
       transpose16(r);
-      unroll<16>([&](auto i) {
+      static_for<16>([&](auto i) {
         if (i < nc) _mm512_mask_storeu_ps(dst + static_cast<size_t>(x0 + i) * ld_dst + static_cast<size_t>(j0), kr, r[i]);
       });
     }

@@ -155,17 +155,12 @@ struct GemmF32 {
     }
   }
 
-  // kAcc: C += A * B (gemm_f32_acc), else C = A * B (gemm_f32).
-  template <bool kAcc>
-  static void gemm(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
-                  float* c, size_t ldc) {
-    run<kAcc ? GemmMode::kAcc : GemmMode::kZero>(m, n, k, a, lda, b, ldb, c, ldc, 1.0f, nullptr);
-  }
-  // kAcc: C += A * B (gemm_f32_f16b_acc), else C = A * B (gemm_f32_f16b).
-  template <bool kAcc>
-  static void gemm_f16b(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
-                        float* c, size_t ldc) {
-    run<kAcc ? GemmMode::kAcc : GemmMode::kZero, uint16_t>(m, n, k, a, lda, b, ldb, c, ldc, 1.0f, nullptr);
+  // kAcc: C += A * B, else C = A * B; BT float: gemm_f32(_acc), BT
+  // uint16_t (half): gemm_f32_f16b(_acc).
+  template <bool kAcc, class BT = float>
+  static void gemm(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const BT* b, size_t ldb, float* c,
+                   size_t ldc) {
+    run<kAcc ? GemmMode::kAcc : GemmMode::kZero, BT>(m, n, k, a, lda, b, ldb, c, ldc, 1.0f, nullptr);
   }
   // ref::gemm_f32_scaled_acc.
   static void scaled_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,

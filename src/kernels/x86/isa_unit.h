@@ -36,8 +36,8 @@ void fill_isa(KernelTable& table, const char* isa) {
   table.gemm_f32_acc = &GemmF32<Policy>::template gemm<true>;
   table.gemm_f32 = &GemmF32<Policy>::template gemm<false>;
   table.gemm_f32_scaled_acc = &GemmF32<Policy>::scaled_acc;
-  table.gemm_f32_f16b_acc = &GemmF32<Policy>::template gemm_f16b<true>;
-  table.gemm_f32_f16b = &GemmF32<Policy>::template gemm_f16b<false>;
+  table.gemm_f32_f16b_acc = &GemmF32<Policy>::template gemm<true, uint16_t>;
+  table.gemm_f32_f16b = &GemmF32<Policy>::template gemm<false, uint16_t>;
 }
 
 }  // namespace

@@ -125,7 +125,7 @@ template <bool kQ4>
                                                 __m512 acc[16]) {
   const __m512 dx = _mm512_loadu_ps(dx_ptr);
   const auto* dw = reinterpret_cast<const float*>(panel_block + 16 * kBlock);
-  unroll<16>([&](auto r) {
+  static_for<16>([&](auto r) {
     const __m512 s = _mm512_cvtepi32_ps(_mm512_load_si512(sums + 16 * r));
     const __m512 d = _mm512_set1_ps(dw[r]);
     if constexpr (kQ4) {
@@ -136,7 +136,7 @@ template <bool kQ4>
   });
 }
 
-// flatten: the unroll lambdas inlined too (GCC left some out of line, and
+// flatten: the static_for lambdas inlined too (GCC left some out of line, and
 // the accumulators went back to memory).
 template <bool kQ4>
 [[gnu::flatten]] void amx_strip(const StripArgs& a) {
@@ -169,7 +169,7 @@ template <bool kQ4>
     const uint8_t* next = a.prefetch + 64 * lines_per_group * static_cast<size_t>(t0 / kTokens);
     for (size_t l = 0; l < lines_per_group; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
     __m512 acc[16];
-    unroll<16>([&](auto r) { acc[r] = _mm512_setzero_ps(); });
+    static_for<16>([&](auto r) { acc[r] = _mm512_setzero_ps(); });
     auto finish = [&](const int32_t* s32, int64_t b) {
       finish_block<kQ4>(s32, panel_block(b), reinterpret_cast<const float*>(act_block(group, b) + 8 * 64), acc);
     };
@@ -230,11 +230,11 @@ template <bool kQ4>
     const int64_t n = n_tok - t0 < kTokens ? n_tok - t0 : kTokens;
     const __mmask16 rows = static_cast<__mmask16>((1u << a.n_rows) - 1u);
     if (stream) {
-      unroll<16>([&](auto t) {
+      static_for<16>([&](auto t) {
         if (t < n) _mm512_stream_ps(a.y + static_cast<size_t>(t0 + t) * a.ldy, acc[t]);
       });
     } else {
-      unroll<16>([&](auto t) {
+      static_for<16>([&](auto t) {
         if (t < n) _mm512_mask_storeu_ps(a.y + static_cast<size_t>(t0 + t) * a.ldy, rows, acc[t]);
       });
     }

@@ -42,6 +42,7 @@
 #include <immintrin.h>
 
 #include "kernels/dispatch.h"
+#include "kernels/x86/static_for.h"
 
 namespace kazeia::kernels::x86 {
 namespace {
@@ -60,16 +61,6 @@ struct TokenRef {
   const uint8_t* q;
   const uint8_t* aux;
 };
-
-// f(std::integral_constant<int, i>) for i = 0 .. N-1, unrolled.
-template <int N, class F, int... Is>
-[[gnu::always_inline]] inline void static_for_impl(F&& f, std::integer_sequence<int, Is...>) {
-  (f(std::integral_constant<int, Is>{}), ...);
-}
-template <int N, class F>
-[[gnu::always_inline]] inline void static_for(F&& f) {
-  static_for_impl<N>(f, std::make_integer_sequence<int, N>{});
-}
 
 // Integer dot chains of one token. vpdpbusd has a latency of ~6 cycles:
 // with one or two tokens in flight a single chain per block would leave the

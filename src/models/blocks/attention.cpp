@@ -172,27 +172,24 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
           prefetch_read(f16 ? static_cast<const void*>(kv.v16.get() + vn) : kv.v.get() + vn,
                         static_cast<size_t>(n_next * dv) * elem);
         }
-        const float* kt = nullptr;
-        const float* vr = nullptr;
+        const size_t v_tile = kv_v_index(j0, kv_head_stride, g, dv);
         // A few query rows (decode) multiply the f16 tiles as they are; more
         // convert them once and reuse the floats. The same bits either way.
-        const bool convert = f16 && rows > kMaxRowsOnHalfTiles;
+        const bool half_tiles = f16 && rows <= kMaxRowsOnHalfTiles;
         const uint16_t* kt16 = f16 ? kv.k16.get() + k_tile : nullptr;
-        const uint16_t* vr16 = f16 ? kv.v16.get() + kv_v_index(j0, kv_head_stride, g, dv) : nullptr;
-        if (!f16) {
-          kt = kv.k.get() + k_tile, vr = kv.v.get() + kv_v_index(j0, kv_head_stride, g, dv);
-        } else if (convert) {
+        const uint16_t* vr16 = f16 ? kv.v16.get() + v_tile : nullptr;
+        const float* kt = f16 ? kf.data() : kv.k.get() + k_tile;
+        const float* vr = f16 ? vf.data() : kv.v.get() + v_tile;
+        if (f16 && !half_tiles) {
           // K^T rows are kTile apart: a full tile is one run.
           if (n_k == kTile) {
-            fp16_to_fp32_row(kv.k16.get() + k_tile, dk * kTile, kf.data());
+            fp16_to_fp32_row(kt16, dk * kTile, kf.data());
           } else {
             for (int64_t d = 0; d < dk; ++d)
-              fp16_to_fp32_row(kv.k16.get() + k_tile + static_cast<size_t>(d * kTile), n_k, kf.data() + d * kTile);
+              fp16_to_fp32_row(kt16 + static_cast<size_t>(d * kTile), n_k, kf.data() + d * kTile);
           }
-          fp16_to_fp32_row(kv.v16.get() + kv_v_index(j0, kv_head_stride, g, dv), n_k * dv, vf.data());
-          kt = kf.data(), vr = vf.data();
+          fp16_to_fp32_row(vr16, n_k * dv, vf.data());
         }
-        const bool half_tiles = f16 && !convert;
         // Rows in sub-blocks of kSubQueries queries, each multiplied only
         // up to the last position its last query sees: on the diagonal tile
         // the rest is masked, so a prefill skips ~3/8 of that tile's work
