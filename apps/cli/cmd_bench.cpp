@@ -31,7 +31,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
     int reps = 3;
     int64_t ubatch = EngineOptions{}.n_ubatch;
     std::string threads = "0";
-    bool json = false, bandwidth = false;
+    bool json = false, bandwidth = false, no_huge_pages = false;
     KvCacheType kv_type = EngineOptions{}.kv_type;
     int64_t bandwidth_mib = 1024;
   };
@@ -52,6 +52,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   add_kv_type_option(cmd, o->kv_type);
+  add_huge_pages_flag(cmd, o->no_huge_pages);
   cmd->add_option("--ubatch-size,--ub", o->ubatch, "Tokens per forward pass")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->callback([run, o] {
     *run = [o] {
@@ -84,7 +85,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
                     "t/s", "GB/s", "% of bw");
       struct Row {
         std::string name;
-        uint64_t file_size, weight_bytes;
+        uint64_t file_size, weight_bytes, huge_page_bytes;
         int threads;
         BenchSample sample;
       };
@@ -103,6 +104,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
         eo.n_ctx = o->depth + std::max<int64_t>(o->n_prompt, o->n_gen + 1) + 16;
         eo.kv_type = o->kv_type;
         eo.n_ubatch = o->ubatch;
+        eo.huge_pages = !o->no_huge_pages;
         auto engine = Engine::load(o->model, eo);
         if (!engine.ok()) return fail(engine.status().to_string());
         Engine& e = **engine;
@@ -119,7 +121,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
           if (!s.ok()) return fail(s.status().to_string());
           samples.push_back(*s);
         }
-        for (const auto& s : samples) rows.push_back({name, e.file_size(), e.weight_bytes_per_token(), e.n_threads(), s});
+        for (const auto& s : samples) rows.push_back({name, e.file_size(), e.weight_bytes_per_token(), e.weight_huge_page_bytes(), e.n_threads(), s});
       }
       // Peak RSS before the bandwidth test, whose buffer would dominate it.
       const uint64_t rss_bytes = peak_rss_bytes();
@@ -161,15 +163,16 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
       // The memory bar: mapped weights + KV/state + 64 MiB for everything
       // else (tokenizer, activations, code). Engines load one at a time, so
       // the largest file and state count.
-      uint64_t file_bytes = 0, state_bytes = 0;
+      uint64_t file_bytes = 0, state_bytes = 0, huge_bytes = 0;
       for (const Row& r : rows) {
         file_bytes = std::max(file_bytes, r.file_size);
         state_bytes = std::max(state_bytes, r.sample.state_bytes);
+        huge_bytes = std::max(huge_bytes, r.huge_page_bytes);
       }
       const uint64_t bound_bytes = file_bytes + state_bytes + (uint64_t{64} << 20);
       if (o->json) {
         out.push_back({{"test", "peak_rss"}, {"bytes", rss_bytes}, {"state_bytes", state_bytes},
-                       {"bound_bytes", bound_bytes}});
+                       {"bound_bytes", bound_bytes}, {"file_size", file_bytes}, {"huge_page_bytes", huge_bytes}});
         std::printf("%s\n", out.dump(2).c_str());
       } else {
         for (const auto& [t, bw] : bandwidth) std::printf("read bandwidth, %d thread(s): %.2f GB/s\n", t, bw / 1e9);
@@ -177,6 +180,8 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
           std::printf("peak RSS: %.1f MiB\n", rss);
         } else {
           std::printf("KV cache: %s\n", kv_name);
+          std::printf("weights on 2 MiB pages: %.1f of %.1f MiB%s\n", static_cast<double>(huge_bytes) / 1048576.0,
+                      static_cast<double>(file_bytes) / 1048576.0, o->no_huge_pages ? " (--no-huge-pages)" : "");
           std::printf("peak RSS: %.1f MiB (file %.1f + KV/state %.1f + 64 = %.1f MiB: %s)\n", rss,
                       static_cast<double>(file_bytes) / 1048576.0, static_cast<double>(state_bytes) / 1048576.0,
                       static_cast<double>(bound_bytes) / 1048576.0, rss_bytes <= bound_bytes ? "within" : "OVER");

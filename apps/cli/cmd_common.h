@@ -22,12 +22,19 @@ inline void add_kv_type_option(CLI::App* cmd, KvCacheType& kv_type) {
       ->default_str(kv_type_name(kv_type));
 }
 
+// --no-huge-pages: EngineOptions::huge_pages off.
+inline void add_huge_pages_flag(CLI::App* cmd, bool& no_huge_pages) {
+  cmd->add_flag("--no-huge-pages", no_huge_pages,
+                "Do not read the weights in at load onto 2 MiB pages (nor reread a file cached in small pages)");
+}
+
 struct ModelFlags {
   std::string model;
   int threads = 0;
   int64_t ctx = 4096;
   KvCacheType kv_type = EngineOptions{}.kv_type;
   int64_t ubatch = EngineOptions{}.n_ubatch;
+  bool no_huge_pages = false;
 
   void add_to(CLI::App* cmd, int64_t default_ctx = 4096) {
     ctx = default_ctx;
@@ -38,6 +45,7 @@ struct ModelFlags {
     cmd->add_option("--ubatch-size,--ub", ubatch, "Tokens per forward pass (longer prompts run in micro-batches)")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
+    add_huge_pages_flag(cmd, no_huge_pages);
   }
   Result<std::unique_ptr<Engine>> load() const {
     EngineOptions o;
@@ -45,6 +53,7 @@ struct ModelFlags {
     o.n_ctx = ctx;
     o.kv_type = kv_type;
     o.n_ubatch = ubatch;
+    o.huge_pages = !no_huge_pages;
     return Engine::load(model, o);
   }
 };

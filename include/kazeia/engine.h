@@ -27,6 +27,13 @@ struct EngineOptions {
   int64_t n_ctx = 4096;    // context of each session (capped by nothing but memory)
   KvCacheType kv_type = KvCacheType::kF16;
   int64_t n_ubatch = 256;  // tokens per forward pass: longer prompts run in micro-batches (bounds activation memory)
+  // Read the weights in at load, mapped on 2 MiB pages where the kernel
+  // allows: a decoded token reads every weight, and on 4 KiB pages it pays a
+  // TLB miss per 4 KiB (decode measured ~10 % faster on 2 MiB pages). A file
+  // the page cache holds in small pages (just written or downloaded) is
+  // dropped from the cache and read again once to get there. false: the
+  // kernel maps the file as it is touched, in whatever pages it has.
+  bool huge_pages = true;
 };
 
 struct SamplingOptions {
@@ -84,7 +91,10 @@ class Engine {
   int64_t n_ctx() const;
   int n_threads() const;
   uint64_t file_size() const;
-  uint64_t weight_bytes_per_token() const;  // bytes of weights one decode step reads
+  uint64_t weight_bytes_per_token() const;
+  // Bytes of the model file mapped on 2 MiB pages right after loading (0
+  // with EngineOptions::huge_pages off, or where the system cannot).
+  uint64_t weight_huge_page_bytes() const;  // bytes of weights one decode step reads
 
   // Text <-> ids with the model's own tokenizer. add_special adds BOS when
   // the vocabulary asks for it.

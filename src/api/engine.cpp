@@ -38,6 +38,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::string& gguf_path, const
   // The tokenizer holds its own copy of these arrays.
   for (std::string_view key : text::kVocabArrayKeys) e.file->erase(key);
   e.pool = std::make_unique<ThreadPool>(options.n_threads);
+  if (options.huge_pages) e.huge_page_bytes = e.file->populate_mapping(/*recache_small_pages=*/true).huge_bytes;
   return engine;
 }
 
@@ -49,6 +50,7 @@ int Engine::n_threads() const { return impl_->pool->size(); }
 void Engine::set_threads_awake(bool on) { impl_->pool->set_spinning(on); }
 uint64_t Engine::file_size() const { return impl_->file->file_size(); }
 uint64_t Engine::weight_bytes_per_token() const { return impl_->model->weight_bytes_per_token(); }
+uint64_t Engine::weight_huge_page_bytes() const { return impl_->huge_page_bytes; }
 
 Result<std::vector<int32_t>> Engine::tokenize(std::string_view text, bool parse_special, bool add_special) const {
   if (!impl_->tokenizer) return NotFound("model '" + impl_->path + "' has no tokenizer (tokenizer.ggml.model)");

@@ -28,6 +28,7 @@ struct Engine::Impl {
   std::optional<text::Tokenizer> tokenizer;
   std::optional<text::ChatTemplate> chat_template;
   std::unique_ptr<ThreadPool> pool;
+  uint64_t huge_page_bytes = 0;  // of the mapping, after loading
 };
 
 struct Session::Impl {

@@ -18,6 +18,8 @@ import json, sys
 rows = json.load(open(sys.argv[1]))
 rss = [r for r in rows if r["test"] == "peak_rss"]
 assert len(rss) == 1 and rss[0]["bytes"] > 0, rss
+# Weights on 2 MiB pages: none for a file this small (under 32 MiB).
+assert rss[0]["huge_page_bytes"] == 0 and rss[0]["file_size"] > 0, rss
 if sys.argv[2] == "0":
     assert rss[0]["bytes"] <= rss[0]["bound_bytes"], rss  # and the probe's buffer is not in it
 rows = [r for r in rows if r["test"] != "peak_rss"]
