@@ -91,10 +91,10 @@ class Engine {
   int64_t n_ctx() const;
   int n_threads() const;
   uint64_t file_size() const;
-  uint64_t weight_bytes_per_token() const;
+  uint64_t weight_bytes_per_token() const;  // bytes of weights one decode step reads
   // Bytes of the model file mapped on 2 MiB pages right after loading (0
   // with EngineOptions::huge_pages off, or where the system cannot).
-  uint64_t weight_huge_page_bytes() const;  // bytes of weights one decode step reads
+  uint64_t weight_huge_page_bytes() const;
 
   // Text <-> ids with the model's own tokenizer. add_special adds BOS when
   // the vocabulary asks for it.
