@@ -18,8 +18,6 @@
 // bound, the weights stream once per 512 tokens anyway).
 //
 // The machine may be shared: use --benchmark_repetitions and the median.
-#include <sys/mman.h>
-
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -30,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "base/huge_page_buffer.h"
 #include "base/scratch.h"
 #include "base/thread_pool.h"
 #include "kernels/dispatch.h"
@@ -53,23 +52,8 @@ constexpr Shape kShapes[] = {{1024, 1024}, {1024, 2048}, {1024, 3072}, {3072, 10
 constexpr kz::TensorType kTypes[] = {kz::TensorType::Q4_0, kz::TensorType::Q8_0,
                                      kz::TensorType::Q6_K, kz::TensorType::Q4_K};
 
-// A buffer on 2 MiB pages where the kernel gives them, as the model's
-// weights are (MappedFile::populate): on 4 KiB pages every 4 KiB streamed
-// is a TLB miss, which measured 15-25 % of the bandwidth in a VM.
-// (std::vector value-initializes; this does not.)
-struct Buffer {
-  static constexpr size_t kAlign = size_t{2} << 20;
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  explicit Buffer(size_t n) : data(static_cast<uint8_t*>(std::aligned_alloc(kAlign, (n + kAlign - 1) / kAlign * kAlign))), size(n) {
-#ifdef MADV_HUGEPAGE
-    madvise(data, (n + kAlign - 1) / kAlign * kAlign, MADV_HUGEPAGE);
-#endif
-  }
-  ~Buffer() { std::free(data); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
+// Weights stand-ins on 2 MiB pages, as the model's are (huge_page_buffer.h).
+using Buffer = kz::HugePageBuffer;
 
 // One quantized matrix of random weights, copied `copies` times.
 struct Matrices {
@@ -96,8 +80,8 @@ Matrices make_matrices(kz::TensorType type, Shape s, int copies) {
     for (auto& v : row) v = dist(rng);
     (void)kz::quantize_row(type, row.data(), rows.data() + r * row_bytes, s.n_in);
   }
-  for (size_t off = 0; off < m.buf->size; off += rows.size()) {
-    std::memcpy(m.buf->data + off, rows.data(), std::min(rows.size(), m.buf->size - off));
+  for (size_t off = 0; off < m.buf->size(); off += rows.size()) {
+    std::memcpy(m.buf->data() + off, rows.data(), std::min(rows.size(), m.buf->size() - off));
   }
   return m;
 }
@@ -136,7 +120,7 @@ void run_matmul(benchmark::State& state, const std::string& table_name, kz::Tens
   kz::ThreadPool::SpinScope spin(pool);
   int next = 0;
   for (auto _ : state) {
-    const uint8_t* data = cache.buf->data + static_cast<size_t>(next) * cache.matrix_bytes;
+    const uint8_t* data = cache.buf->data() + static_cast<size_t>(next) * cache.matrix_bytes;
     next = (next + 1) % cache.copies;
     auto view = kk::make_matrix_view(type, data, s.n_in, s.n_out);
     kz::Status st = kk::matmul_with(table, *view, x.data(), n_tokens, y.data(), &pool);
@@ -164,12 +148,12 @@ void ReadBandwidth(benchmark::State& state) {
   static Buffer buf(kColdBytes);
   static bool filled = false;
   if (!filled) {
-    std::memset(buf.data, 1, buf.size);
+    std::memset(buf.data(), 1, buf.size());
     filled = true;
   }
   kz::ThreadPool pool(threads);
   kz::ThreadPool::SpinScope spin(pool);
-  const int64_t n_lines = static_cast<int64_t>(buf.size / 64);
+  const int64_t n_lines = static_cast<int64_t>(buf.size() / 64);
   std::vector<int64_t> sums(64, 0);
   for (auto _ : state) {
     pool.parallel_for(0, n_lines, [&](int64_t l0, int64_t l1, int t) {
@@ -177,7 +161,7 @@ void ReadBandwidth(benchmark::State& state) {
       // already outrun memory.
       uint64_t acc[4] = {0, 0, 0, 0};
       for (int64_t l = l0; l < l1; ++l) {
-        const auto* p = reinterpret_cast<const uint64_t*>(buf.data + l * 64);
+        const auto* p = reinterpret_cast<const uint64_t*>(buf.data() + l * 64);
         for (int i = 0; i < 8; i += 4) {
           acc[0] += p[i];
           acc[1] += p[i + 1];
@@ -189,7 +173,7 @@ void ReadBandwidth(benchmark::State& state) {
     }, 1 << 12, threads);
     benchmark::DoNotOptimize(sums.data());
   }
-  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(buf.size) * 1e-9,
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(buf.size()) * 1e-9,
                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 

@@ -1,6 +1,5 @@
 #include "kazeia/bench.h"
 
-#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -12,6 +11,7 @@
 #include <span>
 #include <string>
 
+#include "base/huge_page_buffer.h"
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 
@@ -115,46 +115,13 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions,
 
 int resolve_thread_count(int n) { return n > 0 ? n : physical_core_count(); }
 
-namespace {
-
-// The probe's buffer, on 2 MiB pages where the kernel gives them: the
-// weights are read in on 2 MiB pages (MappedFile::populate), and on 4 KiB
-// pages a stream pays a TLB miss per page (in a virtual machine a two-level
-// walk), which measured 15-25 % below what the memory delivers.
-class HugePageBuffer {
- public:
-  explicit HugePageBuffer(size_t bytes) : bytes_(bytes + kAlign) {
-    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return;
-    base_ = p;
-    const auto aligned = (reinterpret_cast<uintptr_t>(p) + kAlign - 1) & ~(uintptr_t{kAlign} - 1);
-    data_ = reinterpret_cast<uint64_t*>(aligned);
-#ifdef MADV_HUGEPAGE
-    madvise(data_, bytes, MADV_HUGEPAGE);
-#endif
-  }
-  ~HugePageBuffer() {
-    if (base_ != nullptr) munmap(base_, bytes_);
-  }
-  HugePageBuffer(const HugePageBuffer&) = delete;
-  HugePageBuffer& operator=(const HugePageBuffer&) = delete;
-  uint64_t* get() const { return data_; }
-  uint64_t& operator[](size_t i) const { return data_[i]; }
-
- private:
-  static constexpr size_t kAlign = size_t{2} << 20;
-  size_t bytes_;
-  void* base_ = nullptr;
-  uint64_t* data_ = nullptr;
-};
-
-}  // namespace
-
 double measure_read_bandwidth(int n_threads, uint64_t bytes, int passes) {
   ThreadPool pool(n_threads);
   const size_t n = static_cast<size_t>(bytes / sizeof(uint64_t));
-  HugePageBuffer buffer(n * sizeof(uint64_t));
-  if (buffer.get() == nullptr) return 0.0;
+  // On 2 MiB pages, as the weights are (huge_page_buffer.h).
+  HugePageBuffer storage(n * sizeof(uint64_t));
+  if (storage.data() == nullptr) return 0.0;
+  auto* buffer = reinterpret_cast<uint64_t*>(storage.data());
   // Touch every page from the thread that will read it (first-touch NUMA).
   pool.parallel_for(0, static_cast<int64_t>(n), [&](int64_t b, int64_t e, int) {
     for (int64_t i = b; i < e; ++i) buffer[static_cast<size_t>(i)] = static_cast<uint64_t>(i);
@@ -173,7 +140,7 @@ double measure_read_bandwidth(int n_threads, uint64_t bytes, int passes) {
     pool.parallel_for(0, static_cast<int64_t>(n), [&](int64_t b, int64_t e, int t) {
       // The kernels' widest loads (64-byte with AVX-512): a scalar loop
       // here measured 30-50 % less than the memory delivers.
-      const auto* base = reinterpret_cast<const uint8_t*>(buffer.get() + b);
+      const auto* base = reinterpret_cast<const uint8_t*>(buffer + b);
       const size_t bytes = static_cast<size_t>(e - b) * sizeof(uint64_t);
       uint64_t sum = 0;
       if (!many) {

@@ -1,0 +1,34 @@
+// Anonymous memory on 2 MiB pages where the kernel gives them (Linux
+// MADV_HUGEPAGE; elsewhere plain pages), 2 MiB aligned, not initialised.
+//
+// For the buffers that stand in for streamed weights (the bandwidth probe,
+// the kernel benchmarks): the weights themselves are mapped on 2 MiB pages
+// (MappedFile::populate), and on 4 KiB pages a stream pays a TLB miss per
+// page - in a virtual machine a two-level walk, 15-25 % of the bandwidth
+// measured here - so a probe on small pages would rate the TLB, not the
+// memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kazeia {
+
+class HugePageBuffer {
+ public:
+  explicit HugePageBuffer(size_t bytes);  // data() is null when mapping failed
+  ~HugePageBuffer();
+  HugePageBuffer(const HugePageBuffer&) = delete;
+  HugePageBuffer& operator=(const HugePageBuffer&) = delete;
+
+  uint8_t* data() const { return data_; }
+  size_t size() const { return data_ != nullptr ? size_ : 0; }
+
+ private:
+  void* base_ = nullptr;
+  size_t mapped_ = 0;
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace kazeia
