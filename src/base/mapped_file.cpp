@@ -164,33 +164,47 @@ uint64_t MappedFile::huge_page_bytes() const {
 MappedFile::PopulateReport MappedFile::populate(bool recache_small_pages) {
   PopulateReport report;
   if (data_ == nullptr || size_ == 0) return report;
-  auto fault_in = [this] {
-    if (madvise(const_cast<uint8_t*>(data_), size_, MADV_POPULATE_READ) == 0) return;
+  auto* const begin = const_cast<uint8_t*>(data_);
+  auto fault_in = [begin](size_t bytes) {
+    if (madvise(begin, bytes, MADV_POPULATE_READ) == 0) return;
     // Kernels before 5.14: touch a byte of every page.
     volatile uint8_t sink = 0;
-    for (size_t off = 0; off < size_; off += 4096) sink = sink + data_[off];
+    for (size_t off = 0; off < bytes; off += 4096) sink = sink + begin[off];
   };
-  fault_in();
+  fault_in(size_);
   report.huge_bytes = huge_page_bytes();
   const uint64_t extents = size_ / kHugePage;  // the most that can be on 2 MiB pages
   if (!recache_small_pages || size_ < kHugePageMinFileBytes || report.huge_bytes * 10 >= extents * kHugePage * 9)
     return report;
-  // Drop this process's page table entries, then the (clean, now unmapped)
-  // pages of the file from the page cache, and read it again through the
-  // mapping, which asks for 2 MiB folios. Reopen by path, but only the very
-  // file that is mapped.
+  // Reopen by path, but only the very file that is mapped.
   int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return report;
   struct stat st {};
   const bool same = fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_dev) == device_ &&
                     static_cast<uint64_t>(st.st_ino) == inode_ && static_cast<size_t>(st.st_size) == size_;
-  if (same && madvise(const_cast<uint8_t*>(data_), size_, MADV_DONTNEED) == 0) {
+  // To reread a range: drop this process's page table entries, then the
+  // (clean, now unmapped) pages from the page cache, and fault the range in
+  // again through the mapping, which asks for 2 MiB folios. First on two
+  // extents only: where the file system cannot give large folios (or the
+  // pages cannot be dropped: tmpfs, another process mapping them), that
+  // shows there, and the rest of the file is not read again for nothing.
+  const size_t trial = 2 * kHugePage;  // < size_: at least 16 extents
+  bool can = false;
+  if (same && madvise(begin, trial, MADV_DONTNEED) == 0) {
+    const uint64_t outside = huge_page_bytes();  // the trial range is unmapped now
+    posix_fadvise(fd, 0, static_cast<off_t>(trial), POSIX_FADV_DONTNEED);
+    fault_in(trial);
+    const uint64_t after = huge_page_bytes();
+    can = after >= outside + trial;
+    report.huge_bytes = after;
+  }
+  if (can && madvise(begin, size_, MADV_DONTNEED) == 0) {
     posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     report.recached = true;
   }
   ::close(fd);
   if (!report.recached) return report;
-  fault_in();
+  fault_in(size_);
   report.huge_bytes = huge_page_bytes();
   return report;
 }

@@ -42,7 +42,9 @@ class MappedFile {
   // With `recache_small_pages`, such a file is dropped from the page cache
   // (only pages no other process maps) and read again once: the cost is one
   // read of the file from disk, and later runs find it on 2 MiB pages.
-  // Best effort: where the kernel cannot, the file stays on small pages.
+  // This is tried on the first 4 MiB first: where the file system or the
+  // kernel cannot (no large folios, tmpfs, pages mapped elsewhere), the
+  // file stays on small pages and is not read again.
   struct PopulateReport {
     uint64_t huge_bytes = 0;  // of the mapping, on 2 MiB pages after populating
     bool recached = false;    // the small-folio page cache was dropped and read again

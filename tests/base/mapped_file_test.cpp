@@ -1,6 +1,7 @@
 #include "base/mapped_file.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,6 +90,14 @@ TEST(MappedFile, PopulateOnHugePagesKeepsTheContent) {
     for (size_t off = 0; off < size; off += 4096)
       out.write(content.data() + off, static_cast<std::streamsize>(std::min<size_t>(4096, size - off)));
   }
+  // On disk, as a finished download is: pages still being written back
+  // cannot be dropped from the page cache, and the reread would find them.
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(fsync(fd), 0);
+    ::close(fd);
+  }
   Result<MappedFile> f = MappedFile::open(path);
   ASSERT_TRUE(f.ok()) << f.status().to_string();
   EXPECT_EQ(reinterpret_cast<uintptr_t>(f->data()) % (size_t{2} << 20), 0u);
@@ -104,6 +113,30 @@ TEST(MappedFile, PopulateOnHugePagesKeepsTheContent) {
   const MappedFile::PopulateReport again = f->populate(true);
   EXPECT_GE(again.huge_bytes, report.huge_bytes);
   EXPECT_EQ(std::memcmp(f->data(), content.data(), size), 0);
+  std::filesystem::remove(path);
+}
+
+// tmpfs pages are the file's only copy: they cannot be dropped and read
+// again, so the 4 MiB trial shows no gain and the file is left as it is
+// (not reread for nothing), its content intact.
+TEST(MappedFile, PopulateLeavesAFileItCannotRecacheAlone) {
+  const std::string path = "/dev/shm/kazeia-mapped-" + std::to_string(getpid());
+  const size_t size = MappedFile::kHugePageMinFileBytes + 4096;
+  {
+    std::ofstream out(path, std::ios::binary);
+    if (!out) GTEST_SKIP() << "no writable /dev/shm (tmpfs) here";
+    std::string chunk(4096, '\0');
+    for (size_t off = 0; off < size; off += chunk.size()) {
+      for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<char>((off + i) * 31 + 7);
+      out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    }
+  }
+  Result<MappedFile> f = MappedFile::open(path);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  const MappedFile::PopulateReport report = f->populate(true);
+  EXPECT_FALSE(report.recached);
+  for (size_t off = 0; off < size; off += 4093)
+    ASSERT_EQ(f->data()[off], static_cast<uint8_t>(off * 31 + 7)) << off;
   std::filesystem::remove(path);
 }
 
