@@ -27,12 +27,12 @@ struct EngineOptions {
   int64_t n_ctx = 4096;    // context of each session (capped by nothing but memory)
   KvCacheType kv_type = KvCacheType::kF16;
   int64_t n_ubatch = 256;  // tokens per forward pass: longer prompts run in micro-batches (bounds activation memory)
-  // Read the weights in at load, mapped on 2 MiB pages where the kernel
-  // allows: a decoded token reads every weight, and on 4 KiB pages it pays a
-  // TLB miss per 4 KiB (decode measured ~10 % faster on 2 MiB pages). A file
-  // the page cache holds in small pages (just written or downloaded) is
-  // dropped from the cache and read again once to get there. false: the
-  // kernel maps the file as it is touched, in whatever pages it has.
+  // Read the weights in at load, on 2 MiB pages where the kernel allows: a
+  // decoded token streams every weight, and weights in physically
+  // contiguous 2 MiB folios decoded 2-9 % faster than in scattered 4 KiB
+  // ones. A file the page cache holds in small pages (just written or
+  // downloaded) is dropped from the cache and read again once to get there.
+  // false: the kernel maps the file as it is touched, in whatever pages it has.
   bool huge_pages = true;
 };
 
