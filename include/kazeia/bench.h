@@ -37,6 +37,13 @@ int resolve_thread_count(int n);
 // (default 1 GiB, far beyond the caches) several times; the best pass counts.
 double measure_read_bandwidth(int n_threads, uint64_t bytes = uint64_t{1} << 30, int passes = 5);
 
+// The same read, over the engine's own mapped model file: the weights where
+// they sit in physical memory. On a virtual machine that differs from a
+// fresh buffer: two identical files, both in 2 MiB folios, read 24 and 29
+// GB/s here. Decode's GB/s over this says how close the kernels come to
+// reading those very pages.
+double measure_mapped_read_bandwidth(Engine& engine, int passes = 5);
+
 // Peak resident set size of this process so far (VmHWM), in bytes.
 uint64_t peak_rss_bytes();
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/huge_page_buffer.h"
+#include "engine_impl.h"
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
 
@@ -115,6 +116,47 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions,
 
 int resolve_thread_count(int n) { return n > 0 ? n : physical_core_count(); }
 
+namespace {
+
+// The best pass over `bytes` at `data`, read by the pool's threads. Each
+// thread reads its part as one sequential stream, and as 16 streams side by
+// side (1 KB from each in turn), the way the matmul kernels read a chunk of
+// rows: a core's hardware prefetchers follow several streams at once, and
+// together they fetch more than one alone. The best pass of either pattern
+// is the bandwidth.
+double best_read_pass(ThreadPool& pool, const uint8_t* data, size_t bytes, int passes) {
+  std::vector<uint64_t> sinks(static_cast<size_t>(pool.size()) * 8, 0);
+  constexpr size_t kStreams = 16, kPiece = 1024;
+  const int64_t n_lines = static_cast<int64_t>(bytes / 64);
+  double best = 0.0;
+  for (int p = 0; p < 2 * passes; ++p) {
+    const bool many = p % 2 == 1;
+    const double t0 = now_seconds();
+    pool.parallel_for(0, n_lines, [&](int64_t b, int64_t e, int t) {
+      // The kernels' widest loads (64-byte with AVX-512): a scalar loop
+      // here measured 30-50 % less than the memory delivers.
+      const uint8_t* base = data + static_cast<size_t>(b) * 64;
+      const size_t part = static_cast<size_t>(e - b) * 64;
+      uint64_t sum = 0;
+      if (!many) {
+        sum = kernels::read_stream(base, part);
+      } else {
+        const size_t per = part / kStreams / kPiece * kPiece;
+        for (size_t off = 0; off < per; off += kPiece)
+          for (size_t st = 0; st < kStreams; ++st) sum += kernels::read_stream(base + st * per + off, kPiece);
+        sum += kernels::read_stream(base + kStreams * per, part - kStreams * per);
+      }
+      sinks[static_cast<size_t>(t) * 8] += sum;
+    }, 1, pool.size());
+    best = std::max(best, static_cast<double>(n_lines * 64) / (now_seconds() - t0));
+  }
+  volatile uint64_t keep = std::accumulate(sinks.begin(), sinks.end(), uint64_t{0});
+  (void)keep;
+  return best;
+}
+
+}  // namespace
+
 double measure_read_bandwidth(int n_threads, uint64_t bytes, int passes) {
   ThreadPool pool(n_threads);
   const size_t n = static_cast<size_t>(bytes / sizeof(uint64_t));
@@ -126,38 +168,13 @@ double measure_read_bandwidth(int n_threads, uint64_t bytes, int passes) {
   pool.parallel_for(0, static_cast<int64_t>(n), [&](int64_t b, int64_t e, int) {
     for (int64_t i = b; i < e; ++i) buffer[static_cast<size_t>(i)] = static_cast<uint64_t>(i);
   }, 1, pool.size());
-  std::vector<uint64_t> sinks(static_cast<size_t>(pool.size()) * 8, 0);
-  // Each thread reads its part as one sequential stream, and as 16 streams
-  // side by side (1 KB from each in turn), the way the matmul kernels read
-  // a chunk of rows: a core's hardware prefetchers follow several streams
-  // at once, and together they fetch more than one alone. The best pass of
-  // either pattern is the bandwidth.
-  constexpr size_t kStreams = 16, kPiece = 1024;
-  double best = 0.0;
-  for (int p = 0; p < 2 * passes; ++p) {
-    const bool many = p % 2 == 1;
-    const double t0 = now_seconds();
-    pool.parallel_for(0, static_cast<int64_t>(n), [&](int64_t b, int64_t e, int t) {
-      // The kernels' widest loads (64-byte with AVX-512): a scalar loop
-      // here measured 30-50 % less than the memory delivers.
-      const auto* base = reinterpret_cast<const uint8_t*>(buffer + b);
-      const size_t bytes = static_cast<size_t>(e - b) * sizeof(uint64_t);
-      uint64_t sum = 0;
-      if (!many) {
-        sum = kernels::read_stream(base, bytes);
-      } else {
-        const size_t per = bytes / kStreams / kPiece * kPiece;
-        for (size_t off = 0; off < per; off += kPiece)
-          for (size_t st = 0; st < kStreams; ++st) sum += kernels::read_stream(base + st * per + off, kPiece);
-        sum += kernels::read_stream(base + kStreams * per, bytes - kStreams * per);
-      }
-      sinks[static_cast<size_t>(t) * 8] += sum;
-    }, 1, pool.size());
-    best = std::max(best, static_cast<double>(n * sizeof(uint64_t)) / (now_seconds() - t0));
-  }
-  volatile uint64_t keep = std::accumulate(sinks.begin(), sinks.end(), uint64_t{0});
-  (void)keep;
-  return best;
+  return best_read_pass(pool, storage.data(), n * sizeof(uint64_t), passes);
+}
+
+double measure_mapped_read_bandwidth(Engine& engine, int passes) {
+  const std::span<const uint8_t> bytes = ApiAccess::engine(engine).file->bytes();
+  ThreadPool pool(engine.n_threads());
+  return best_read_pass(pool, bytes.data(), bytes.size(), passes);
 }
 
 bool reset_peak_rss() {

@@ -32,9 +32,13 @@ for r in rows:
         want = r["weight_bytes_per_token"] * r["tps_mean"]
         assert abs(r["weight_bytes_per_second"] - want) <= 1e-6 * want, r
         assert abs(r["bandwidth_ratio"] - want / r["read_bandwidth"]) <= 1e-9 + 1e-6 * r["bandwidth_ratio"], r
+        # and against a plain read of the mapped file itself
+        assert r["mapped_read_bandwidth"] > 1e8, r
+        assert abs(r["mapped_bandwidth_ratio"] - want / r["mapped_read_bandwidth"]) <= 1e-9 + 1e-6 * r["mapped_bandwidth_ratio"], r
 PY
 "$KAZEIA" bench -m "$tmp/m.gguf" -p 0 -n 8 -r 1 -t 1 --bandwidth > "$tmp/out.txt"
 grep -q "read bandwidth, 1 thread(s):" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "no bandwidth line"; }
+grep -q "read bandwidth of the mapped file, 1 thread(s): .* (tg8: .* % of it)" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "no mapped-file bandwidth line"; }
 peak=$(sed -n 's/^peak RSS: \([0-9.]*\) MiB.*/\1/p' "$tmp/out.txt")
 [ -n "$peak" ] || { cat "$tmp/out.txt"; fail "no peak RSS line"; }
 # The default probe's 1 GiB buffer must not count in the peak: a tiny model
