@@ -8,7 +8,7 @@ namespace kazeia {
 
 Status SamplerParams::validate() const {
   if (!std::isfinite(temperature)) return InvalidArgument("temperature must be finite");
-  if (top_p <= 0.0f || !std::isfinite(top_p))
+  if (!(top_p > 0.0f && top_p <= 1.0f))  // NaN fails too
     return InvalidArgument("top_p: expected a value in (0, 1], found " + std::to_string(top_p));
   if (min_p < 0.0f || min_p > 1.0f) return InvalidArgument("min_p: expected a value in [0, 1], found " + std::to_string(min_p));
   if (repeat_penalty <= 0.0f || !std::isfinite(repeat_penalty))

@@ -114,6 +114,12 @@ TEST(Sampler, ValidateRejectsBadParameters) {
   SamplerParams p;
   p.top_p = 0.0f;
   EXPECT_FALSE(p.validate().ok());
+  p.top_p = 1.5f;  // the message says (0, 1]: so does the check
+  EXPECT_FALSE(p.validate().ok());
+  p.top_p = std::nanf("");
+  EXPECT_FALSE(p.validate().ok());
+  p.top_p = 1.0f;
+  EXPECT_TRUE(p.validate().ok());
   p = SamplerParams{};
   p.min_p = 1.5f;
   EXPECT_FALSE(p.validate().ok());
