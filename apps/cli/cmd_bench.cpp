@@ -89,6 +89,11 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
         int threads;
         double mapped_bandwidth;  // 0: not measured
         BenchSample sample;
+        bool decode() const { return sample.test.rfind("tg", 0) == 0; }
+        // Weight bytes a decode row read per second (0 for a prompt row).
+        double weight_bytes_per_second() const {
+          return decode() ? sample.mean_tps() * static_cast<double>(weight_bytes) : 0.0;
+        }
       };
       std::vector<Row> rows;
       const bool rate_decode = o->bandwidth && o->n_gen > 0;
@@ -137,8 +142,8 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
         {
           const BenchSample& s = row_info.sample;
           const std::string& name = row_info.name;
-          const bool decode = s.test.rfind("tg", 0) == 0;
-          const double gbs = decode ? s.mean_tps() * static_cast<double>(row_info.weight_bytes) : 0.0;
+          const bool decode = row_info.decode();
+          const double gbs = row_info.weight_bytes_per_second();
           const double bw = decode && rate_decode ? bandwidth[row_info.threads] : 0.0;
           if (o->json) {
             nlohmann::ordered_json row{{"model", name},          {"file_size", row_info.file_size},
@@ -187,8 +192,8 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
       } else {
         for (const auto& [t, bw] : bandwidth) std::printf("read bandwidth, %d thread(s): %.2f GB/s\n", t, bw / 1e9);
         for (const Row& r : rows) {
-          if (r.mapped_bandwidth <= 0 || r.sample.test.rfind("tg", 0) != 0) continue;
-          const double gbs = r.sample.mean_tps() * static_cast<double>(r.weight_bytes);
+          if (r.mapped_bandwidth <= 0 || !r.decode()) continue;
+          const double gbs = r.weight_bytes_per_second();
           std::printf("read bandwidth of the mapped file, %d thread(s): %.2f GB/s (%s: %.1f %% of it)\n", r.threads,
                       r.mapped_bandwidth / 1e9, r.sample.test.c_str(), 100.0 * gbs / r.mapped_bandwidth);
         }

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <memory>
 #include <numeric>
 #include <span>
 #include <string>
@@ -172,9 +171,9 @@ double measure_read_bandwidth(int n_threads, uint64_t bytes, int passes) {
 }
 
 double measure_mapped_read_bandwidth(Engine& engine, int passes) {
-  const std::span<const uint8_t> bytes = ApiAccess::engine(engine).file->bytes();
-  ThreadPool pool(engine.n_threads());
-  return best_read_pass(pool, bytes.data(), bytes.size(), passes);
+  ApiAccess::EngineImpl& e = ApiAccess::engine(engine);
+  const std::span<const uint8_t> bytes = e.file->bytes();
+  return best_read_pass(*e.pool, bytes.data(), bytes.size(), passes);  // the engine's own threads
 }
 
 bool reset_peak_rss() {

@@ -137,6 +137,17 @@ kz_status busy_error(const char* fn) {
               "the session is in another call (from another thread, or from its own generate callback)");
 }
 
+// A getter's body: `get(*handle)`, or `fallback` (and the message) for a
+// NULL handle.
+template <class H, class T, class Get>
+T get_or(const H* handle, const char* fn, const char* name, T fallback, Get get) {
+  if (handle == nullptr) {
+    null_arg(fn, name);
+    return fallback;
+  }
+  return get(*handle);
+}
+
 int32_t stop_reason_code(const std::string& reason) {
   if (reason == "eos") return KZ_STOP_EOS;
   if (reason == "stop") return KZ_STOP_STOP;
@@ -216,51 +227,33 @@ kz_status kz_engine_load(const char* path, const kz_engine_options* options, kz_
 void kz_engine_free(kz_engine* engine) { release(engine); }
 
 const char* kz_engine_architecture(const kz_engine* engine) {
-  if (engine == nullptr) {
-    null_arg(__func__, "engine");
-    return "";
-  }
-  return engine->engine->architecture().c_str();
+  return get_or(engine, __func__, "engine", static_cast<const char*>(""),
+                [&](const kz_engine& x) -> const char* { return x.engine->architecture().c_str(); });
 }
 
 const char* kz_engine_chat_template_family(const kz_engine* engine) {
-  if (engine == nullptr) {
-    null_arg(__func__, "engine");
-    return "";
-  }
-  return engine->chat_family.c_str();
+  return get_or(engine, __func__, "engine", static_cast<const char*>(""),
+                [&](const kz_engine& x) -> const char* { return x.chat_family.c_str(); });
 }
 
 int64_t kz_engine_n_vocab(const kz_engine* engine) {
-  if (engine == nullptr) {
-    null_arg(__func__, "engine");
-    return -1;
-  }
-  return engine->engine->n_vocab();
+  return get_or(engine, __func__, "engine", int64_t{-1},
+                [&](const kz_engine& x) -> int64_t { return x.engine->n_vocab(); });
 }
 
 int64_t kz_engine_n_ctx(const kz_engine* engine) {
-  if (engine == nullptr) {
-    null_arg(__func__, "engine");
-    return -1;
-  }
-  return engine->engine->n_ctx();
+  return get_or(engine, __func__, "engine", int64_t{-1},
+                [&](const kz_engine& x) -> int64_t { return x.engine->n_ctx(); });
 }
 
 int32_t kz_engine_n_threads(const kz_engine* engine) {
-  if (engine == nullptr) {
-    null_arg(__func__, "engine");
-    return -1;
-  }
-  return engine->engine->n_threads();
+  return get_or(engine, __func__, "engine", int32_t{-1},
+                [&](const kz_engine& x) -> int32_t { return static_cast<int32_t>(x.engine->n_threads()); });
 }
 
 uint64_t kz_engine_file_size(const kz_engine* engine) {
-  if (engine == nullptr) {
-    null_arg(__func__, "engine");
-    return 0;
-  }
-  return engine->engine->file_size();
+  return get_or(engine, __func__, "engine", uint64_t{0},
+                [&](const kz_engine& x) -> uint64_t { return x.engine->file_size(); });
 }
 
 kz_status kz_tokenize(const kz_engine* engine, const char* text, size_t text_len, int add_special,
@@ -303,11 +296,8 @@ kz_status kz_detokenize(const kz_engine* engine, const int32_t* tokens, size_t n
 }
 
 int kz_is_end_of_generation(const kz_engine* engine, int32_t token) {
-  if (engine == nullptr) {
-    null_arg(__func__, "engine");
-    return 0;
-  }
-  return engine->engine->is_end_of_generation(token) ? 1 : 0;
+  return get_or(engine, __func__, "engine", 0,
+                [&](const kz_engine& x) -> int { return x.engine->is_end_of_generation(token) ? 1 : 0; });
 }
 
 kz_status kz_render_chat(const kz_engine* engine, const char* request_json, char** prompt, size_t* prompt_len) {
@@ -382,19 +372,13 @@ kz_status kz_session_reset(kz_session* session) {
 }
 
 int64_t kz_session_n_past(const kz_session* session) {
-  if (session == nullptr) {
-    null_arg(__func__, "session");
-    return -1;
-  }
-  return session->session->n_past();
+  return get_or(session, __func__, "session", int64_t{-1},
+                [&](const kz_session& x) -> int64_t { return x.session->n_past(); });
 }
 
 int64_t kz_session_n_ctx(const kz_session* session) {
-  if (session == nullptr) {
-    null_arg(__func__, "session");
-    return -1;
-  }
-  return session->session->n_ctx();
+  return get_or(session, __func__, "session", int64_t{-1},
+                [&](const kz_session& x) -> int64_t { return x.session->n_ctx(); });
 }
 
 kz_status kz_session_eval(kz_session* session, const int32_t* tokens, size_t n_tokens, float* logits) {
@@ -404,20 +388,7 @@ kz_status kz_session_eval(kz_session* session, const int32_t* tokens, size_t n_t
     if (n_tokens == 0) return fail(KZ_ERR_INVALID_ARGUMENT, fn, "no tokens to evaluate");
     BusyScope busy(*session);
     if (!busy.acquired()) return busy_error(fn);
-    // Checked up front: the C++ eval runs long inputs as micro-batches and
-    // would keep the ones before a failing one.
-    const int64_t n_vocab = session->owner->engine->n_vocab();
-    for (size_t i = 0; i < n_tokens; ++i)
-      if (tokens[i] < 0 || tokens[i] >= n_vocab)
-        return fail(KZ_ERR_OUT_OF_RANGE, fn,
-                    "token id " + std::to_string(tokens[i]) + " at index " + std::to_string(i),
-                    " is outside the vocabulary of " + std::to_string(n_vocab));
-    const kazeia::Session& s = *session->session;
-    const uint64_t room = static_cast<uint64_t>(s.n_ctx() - s.n_past());
-    if (n_tokens > room)
-      return fail(KZ_ERR_OUT_OF_RANGE, fn,
-                  "context full: " + std::to_string(s.n_past()) + " positions used + " + std::to_string(n_tokens),
-                  " new > context size " + std::to_string(s.n_ctx()));
+    // Session::eval checks ids and room before evaluating anything.
     const kazeia::Status st = session->session->eval(std::span(tokens, n_tokens), logits, false);
     return st.ok() ? KZ_OK : fail_status(fn, st);
   });

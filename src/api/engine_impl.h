@@ -45,6 +45,14 @@ struct Session::Impl {
   Status eval(std::span<const int32_t> tokens, float* out, bool all) {
     const size_t ub = static_cast<size_t>(engine->options.n_ubatch);  // > 0: checked by Engine::load
     const size_t n_vocab = static_cast<size_t>(engine->model->config().n_vocab);
+    // The whole input is checked before the first micro-batch runs, so a
+    // bad id or too long an input leaves the session as it was (the model
+    // checks each batch again, for its other callers).
+    for (size_t i = 0; i < tokens.size(); ++i)
+      if (tokens[i] < 0 || static_cast<size_t>(tokens[i]) >= n_vocab)
+        return OutOfRange("token id " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
+                          " is outside the vocabulary [0, " + std::to_string(n_vocab) + ")");
+    KZ_RETURN_IF_ERROR(state->check_room(static_cast<int64_t>(tokens.size())));
     for (size_t start = 0; start < tokens.size(); start += ub) {
       const size_t n = std::min(ub, tokens.size() - start);
       const bool last = start + n == tokens.size();

@@ -36,6 +36,15 @@ inline const std::string& tiny_qwen35_model() {
   return path;
 }
 
+// Greedy decoding of up to n tokens, past EOS (random weights end early).
+inline GenerateOptions greedy_options(int32_t n) {
+  GenerateOptions o;
+  o.max_tokens = n;
+  o.sampling.temperature = 0.0f;
+  o.ignore_eos = true;
+  return o;
+}
+
 inline std::unique_ptr<Engine> load_engine(const std::string& path, int64_t n_ctx = 2048, int64_t n_ubatch = 0) {
   EngineOptions eo;
   eo.n_threads = 1;

@@ -73,5 +73,29 @@ TEST(MicroBatch, NonPositiveSizeIsRefused) {
   EXPECT_NE(engine.status().to_string().find("micro-batch"), std::string::npos) << engine.status().to_string();
 }
 
+// A bad id or too long an input in a later micro-batch is refused before
+// the first one runs: the session is left as it was, and a good input then
+// evaluates from there.
+TEST(MicroBatch, BadInputIsRefusedBeforeAnyMicroBatchRuns) {
+  auto engine = testing::load_engine(testing::tiny_qwen3_model(), 16, 4);
+  ASSERT_NE(engine, nullptr);
+  auto s = engine->new_session();
+  ASSERT_TRUE(s.ok());
+  std::vector<int32_t> ids = prompt_ids(10);
+  for (int32_t bad : {static_cast<int32_t>(engine->n_vocab()), -1}) {
+    ids[9] = bad;
+    const Status st = (*s)->eval(ids, nullptr);
+    EXPECT_EQ(st.code(), ErrorCode::kOutOfRange) << st.to_string();
+    EXPECT_NE(st.message().find("at index 9"), std::string::npos) << st.message();
+    EXPECT_EQ((*s)->n_past(), 0);
+  }
+  const Status full = (*s)->eval(prompt_ids(17), nullptr);
+  EXPECT_EQ(full.code(), ErrorCode::kOutOfRange) << full.to_string();
+  EXPECT_NE(full.message().find("context full"), std::string::npos) << full.message();
+  EXPECT_EQ((*s)->n_past(), 0);
+  EXPECT_TRUE((*s)->eval(prompt_ids(16), nullptr).ok());
+  EXPECT_EQ((*s)->n_past(), 16);
+}
+
 }  // namespace
 }  // namespace kazeia

@@ -15,13 +15,7 @@ namespace {
 
 using testing::tiny_qwen35_model;
 
-GenerateOptions greedy(int n) {
-  GenerateOptions go;
-  go.max_tokens = n;
-  go.sampling.temperature = 0.0f;
-  go.ignore_eos = true;
-  return go;
-}
+GenerateOptions greedy(int n) { return testing::greedy_options(n); }
 
 std::vector<int32_t> ids(int first, int n) {
   std::vector<int32_t> v;
