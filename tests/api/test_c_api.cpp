@@ -301,8 +301,8 @@ TEST_F(CApiTest, EvalLogitsEqualTheCppSession) {
 }
 
 TEST_F(CApiTest, EvalRefusesBadInputBeforeEvaluatingAnything) {
-  // Micro-batches of 4 tokens: the C++ eval would keep the batches before a
-  // failing one; the C API checks first.
+  // Micro-batches of 4 tokens: a bad id in the third, or too long an input,
+  // must be refused before the first runs (Session::eval checks up front).
   kz_engine_options o = c_options(16);
   o.n_ubatch = 4;
   kz_engine* e = nullptr;
