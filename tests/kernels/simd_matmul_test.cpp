@@ -256,6 +256,51 @@ TEST_P(SimdTables, MatmulSwigluEqualsItsSteps) {
   }
 }
 
+// Quants at the ends of their ranges, where integer sums are largest: the
+// kernels may sum in narrow integers (AVX2's Q4_0 sums a block's vpmaddubsw
+// pairs in int16) only while the true sum fits. Every 32-element format,
+// every weight byte one pattern (all nibbles 15, all 0, Q8_0's -128 / 127
+// ...) with the block scales set to 1, against activations at +-max (the
+// quantizer's 127 / -127), uniform and alternating; decode and prefill.
+TEST(SimdTables, ExtremeQuantsMatchTheReference) {
+  const TensorType types[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
+                              TensorType::Q8_0};
+  const int64_t n_in = 768, n_out = 17;
+  for (const TensorType type : types) {
+    const size_t block_bytes = tensor_type_traits(type).block_bytes;
+    const bool has_min = type == TensorType::Q4_1 || type == TensorType::Q5_1;
+    for (const uint8_t pattern : {uint8_t{0xFF}, uint8_t{0x00}, uint8_t{0x80}, uint8_t{0x7F}, uint8_t{0x88}}) {
+      Weights w;
+      w.row_bytes = type_row_bytes(type, n_in);
+      w.storage.assign(w.row_bytes * n_out + 64, pattern);
+      w.data = w.storage.data() + 1;  // misaligned on purpose
+      uint8_t* bytes = const_cast<uint8_t*>(w.data);
+      for (size_t b = 0; b < w.row_bytes * n_out / block_bytes; ++b) {
+        const uint8_t one[2] = {0x00, 0x3C};  // fp16 1.0
+        std::memcpy(bytes + b * block_bytes, one, 2);
+        if (has_min) std::memcpy(bytes + b * block_bytes + 2, one, 2);
+      }
+      for (int sign_pattern = 0; sign_pattern < 3; ++sign_pattern) {
+        for (const int64_t n_tokens : {1, 2, 5, 19}) {
+          std::vector<float> x(static_cast<size_t>(n_in * n_tokens));
+          for (size_t i = 0; i < x.size(); ++i) {
+            x[i] = sign_pattern == 0 ? 1.0f : sign_pattern == 1 ? -1.0f : (i % 2 == 0 ? 1.0f : -1.0f);
+          }
+          const Reference ref = reference(type, w, n_in, n_out, x, n_tokens);
+          for (const KernelTable* table : available_kernel_tables()) {
+            std::vector<float> y(ref.y.size(), NAN);
+            ASSERT_TRUE(matmul_with(*table, w.view(type, n_in, n_out), x.data(), n_tokens, y.data()).ok());
+            expect_matches(type, ref, y, n_out,
+                           std::string(table->name) + " " + name(type) + " pattern=" + std::to_string(pattern) +
+                               " signs=" + std::to_string(sign_pattern) + " tokens=" + std::to_string(n_tokens));
+            if (HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(MatmulSwiglu, RejectsMismatchedShapes) {
   const Weights wg = make_weights(TensorType::Q8_0, 64, 16, 1, 0), wu = make_weights(TensorType::Q8_0, 64, 17, 2, 0);
   const auto x = random_activations(64 * 8, 3);

@@ -71,6 +71,11 @@ struct Avx2 {
     const VI pairs = _mm256_maddubs_epi16(w_abs, _mm256_sign_epi8(bcst32(x), w));
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
   }
+  // Q4_0's int16 dot chain (strip_legacy.h): the vpmaddubsw pairs of one
+  // word, and a block's int16 sum widened to int32 pairs.
+  [[gnu::always_inline]] static VI pairs16(VI w, const void* x) { return _mm256_maddubs_epi16(w, bcst32(x)); }
+  static VI add16(VI a, VI b) { return _mm256_add_epi16(a, b); }
+  static VI widen16(VI a) { return _mm256_madd_epi16(a, _mm256_set1_epi16(1)); }
   static VI abs8(VI a) { return _mm256_abs_epi8(a); }
   [[gnu::always_inline]] static VI dot2x16(VI acc, VI a, const void* p) {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(a, bcst32(p)));

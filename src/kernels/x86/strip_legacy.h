@@ -341,9 +341,21 @@ struct StreamDec {
     // saturate 16 x 15 x 127 pairs: VNNI only.)
     static constexpr bool kRawHigh = kNibbles && Isa::kVnni && kChains % 2 == 0;
 
+    // Q4_0 without VNNI: the words of a block sum their vpmaddubsw pairs in
+    // int16 and widen once per block (one vpmaddwd instead of eight; on
+    // cores with one vector multiply port that port was the bottleneck). A
+    // pair is at most 2 * 15 * 128 = 3840 in magnitude, so the 8 words of a
+    // block stay below 30720 < 2^15 in any grouping: exact, same bits.
+    static constexpr bool kInt16 = kNibbles && !Isa::kVnni;
+
     template <int n>
     [[gnu::always_inline]] VI block_total(const Chains<Isa, kChains>& chains) const {
-      if constexpr (kRawHigh) {
+      if constexpr (kInt16) {
+        constexpr int used = n < kChains ? n : kChains;
+        VI t = chains.s[0];
+        static_for<used - 1>([&](auto i) { t = Isa::add16(t, chains.s[i + 1]); });
+        return Isa::widen16(t);
+      } else if constexpr (kRawHigh) {
         VI lo = chains.s[0], hi = chains.s[1];
         static_for<kChains / 2 - 1>([&](auto i) {
           lo = Isa::add32(lo, chains.s[2 * i + 2]);
@@ -381,13 +393,23 @@ struct StreamDec {
         } else {  // two bytes late: the aux row's shifted copy
           x = this->tok[c].aux + kAuxGroup * this->b + 64 + kShiftBytes * p + (half ? 20 : 0) + 4 * j;
         }
-        ch[c].template add<k>([&] { return init(c, beta); },
-                              [&](VI a) { return dot_word<Isa, kSigned>(a, v, v_abs, x); });
+        if constexpr (kInt16) {
+          if constexpr (k < kChains) {
+            ch[c].s[k % kChains] = Isa::pairs16(v, x);
+          } else {
+            ch[c].s[k % kChains] = Isa::add16(ch[c].s[k % kChains], Isa::pairs16(v, x));
+          }
+        } else {
+          ch[c].template add<k>([&] { return init(c, beta); },
+                                [&](VI a) { return dot_word<Isa, kSigned>(a, v, v_abs, x); });
+        }
       });
       if constexpr (k + 1 == (kNibbles ? 2 * words : words)) {
         static_for<C>([&](auto c) {
           const uint8_t* aux = this->tok[c].aux + kAuxGroup * this->b + 8 * beta;
-          this->acc[c] = Fmt::template finish<Isa>(block_total<k + 1>(ch[c]), d[beta], d[beta], aux, this->acc[c]);
+          VI isum = block_total<k + 1>(ch[c]);
+          if constexpr (kInt16) isum = Isa::add32(init(c, beta), isum);
+          this->acc[c] = Fmt::template finish<Isa>(isum, d[beta], d[beta], aux, this->acc[c]);
         });
       }
     }
