@@ -257,18 +257,27 @@ TEST_P(SimdTables, MatmulSwigluEqualsItsSteps) {
 }
 
 // Quants at the ends of their ranges, where integer sums are largest: the
-// kernels may sum in narrow integers (AVX2's Q4_0 sums a block's vpmaddubsw
-// pairs in int16) only while the true sum fits. Every 32-element format,
+// kernels may sum in narrow integers (without VNNI, words' vpmaddubsw pairs
+// are summed in int16) only while the true sum fits. Every quantized format,
 // every weight byte one pattern (all nibbles 15, all 0, Q8_0's -128 / 127
 // ...) with the block scales set to 1, against activations at +-max (the
 // quantizer's 127 / -127), uniform and alternating; decode and prefill.
 TEST(SimdTables, ExtremeQuantsMatchTheReference) {
-  const TensorType types[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
-                              TensorType::Q8_0};
+  // Each format with the byte offsets of its fp16 block scales (d, and
+  // dmin / m where it has one).
+  struct Format {
+    TensorType type;
+    std::vector<size_t> scales;
+  };
+  const Format formats[] = {
+      {TensorType::Q4_0, {0}},   {TensorType::Q4_1, {0, 2}},  {TensorType::Q5_0, {0}},
+      {TensorType::Q5_1, {0, 2}}, {TensorType::Q8_0, {0}},    {TensorType::Q2_K, {80, 82}},
+      {TensorType::Q3_K, {108}}, {TensorType::Q4_K, {0, 2}},  {TensorType::Q5_K, {0, 2}},
+      {TensorType::Q6_K, {208}},
+  };
   const int64_t n_in = 768, n_out = 17;
-  for (const TensorType type : types) {
+  for (const auto& [type, scales] : formats) {
     const size_t block_bytes = tensor_type_traits(type).block_bytes;
-    const bool has_min = type == TensorType::Q4_1 || type == TensorType::Q5_1;
     for (const uint8_t pattern : {uint8_t{0xFF}, uint8_t{0x00}, uint8_t{0x80}, uint8_t{0x7F}, uint8_t{0x88}}) {
       Weights w;
       w.row_bytes = type_row_bytes(type, n_in);
@@ -277,8 +286,7 @@ TEST(SimdTables, ExtremeQuantsMatchTheReference) {
       uint8_t* bytes = const_cast<uint8_t*>(w.data);
       for (size_t b = 0; b < w.row_bytes * n_out / block_bytes; ++b) {
         const uint8_t one[2] = {0x00, 0x3C};  // fp16 1.0
-        std::memcpy(bytes + b * block_bytes, one, 2);
-        if (has_min) std::memcpy(bytes + b * block_bytes + 2, one, 2);
+        for (const size_t at : scales) std::memcpy(bytes + b * block_bytes + at, one, 2);
       }
       for (int sign_pattern = 0; sign_pattern < 3; ++sign_pattern) {
         for (const int64_t n_tokens : {1, 2, 5, 19}) {

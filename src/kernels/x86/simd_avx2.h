@@ -76,6 +76,7 @@ struct Avx2 {
   [[gnu::always_inline]] static VI pairs16(VI w, const void* x) { return _mm256_maddubs_epi16(w, bcst32(x)); }
   static VI add16(VI a, VI b) { return _mm256_add_epi16(a, b); }
   static VI widen16(VI a) { return _mm256_madd_epi16(a, _mm256_set1_epi16(1)); }
+  static VI madd16(VI a, VI b) { return _mm256_madd_epi16(a, b); }
   static VI abs8(VI a) { return _mm256_abs_epi8(a); }
   [[gnu::always_inline]] static VI dot2x16(VI acc, VI a, const void* p) {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(a, bcst32(p)));

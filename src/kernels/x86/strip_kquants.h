@@ -93,6 +93,19 @@ struct KCompute : ComputeBase<Isa> {
   Chains<Isa, kUnitChains> ch[C];
   VI isum[C];
 
+  // Without VNNI (one vpmaddubsw + one vpmaddwd per word, and cores with a
+  // single vector-multiply port) the words of a group sum their vpmaddubsw
+  // pairs in int16 and the group widens once: with the unit's scale as an
+  // int16 pair when the format has no offset (vpmaddwd gives sc * sum), else
+  // to int32 next to the corr word and vpmulld at the unit's end as before.
+  // kGroupWords keeps the int16 sum exact: a pair is at most 2 * kQmax * 128
+  // (Q8_K activations reach -128). Same integers, same bits.
+  static constexpr bool kInt16 = !Isa::kVnni;
+  static constexpr int kGroupWords = std::min(kUnitWords, 32767 / (256 * Fmt::kQmax));
+  static_assert(kUnitWords % kGroupWords == 0);
+  VI t16[C];
+  VI s32[C];
+
   template <int J>
   [[gnu::always_inline]] void scale(VF v) {
     if constexpr (J == 0) d = v; else dmin = v;
@@ -103,6 +116,41 @@ struct KCompute : ComputeBase<Isa> {
   }
   template <int I>
   [[gnu::always_inline]] void w(VI v) {
+    if constexpr (kInt16) {
+      w_int16<I>(v);
+    } else {
+      w_int32<I>(v);
+    }
+  }
+  template <int I>
+  [[gnu::always_inline]] void w_int16(VI v) {
+    constexpr int u = I / kUnitWords;
+    constexpr int k = I % kUnitWords;
+    constexpr int g = k / kGroupWords;
+    constexpr int kg = k % kGroupWords;
+    static_for<C>([&](auto c) {
+      const VI p = Isa::pairs16(v, this->tok[c].q + 292 * this->b + 4 + 4 * I);
+      t16[c] = kg == 0 ? p : Isa::add16(t16[c], p);
+    });
+    if constexpr (kg == kGroupWords - 1) {
+      static_for<C>([&](auto c) {
+        if constexpr (Fmt::kOffset == 0) {
+          const VI sc_pair = Isa::or_(sc[u], Isa::template sll32<16>(sc[u]));  // scales are 0..63
+          const VI part = Isa::madd16(t16[c], sc_pair);
+          isum[c] = u == Fmt::kFirstUnit && g == 0 ? part : Isa::add32(isum[c], part);
+        } else {
+          const VI wide = Isa::widen16(t16[c]);
+          s32[c] = g == 0 ? Isa::add32(init(c, u), wide) : Isa::add32(s32[c], wide);
+          if constexpr (k == kUnitWords - 1) {
+            const VI s = Isa::mullo32(sc[u], s32[c]);
+            isum[c] = u == Fmt::kFirstUnit ? s : Isa::add32(isum[c], s);
+          }
+        }
+      });
+    }
+  }
+  template <int I>
+  [[gnu::always_inline]] void w_int32(VI v) {
     constexpr int u = I / kUnitWords;
     constexpr int k = I % kUnitWords;
     static_for<C>([&](auto c) {
@@ -192,6 +240,10 @@ template <class Isa, class Sink>
 
 struct FmtQ4_K {
   static constexpr int kUnits = 8, kUnitElems = 32, kMinPairs = 4, kOffset = 0, kFirstUnit = 0;
+  static constexpr int kQmax = 15;  // largest quant entering the dot
+};
+struct FmtQ5_K : FmtQ4_K {
+  static constexpr int kQmax = 31;
 };
 
 template <class Isa>
@@ -218,7 +270,7 @@ struct DecQ4_K : KDec<Isa, FmtQ4_K> {
 // ---------------------------------------------------------------- Q5_K
 
 template <class Isa>
-struct DecQ5_K : KDec<Isa, FmtQ4_K> {
+struct DecQ5_K : KDec<Isa, FmtQ5_K> {
   using VI = typename Isa::VI;
   template <class Sink>
   [[gnu::always_inline]] static void unpack(const Rows<Isa>& rows, int64_t b, Sink& sink) {
@@ -251,6 +303,7 @@ struct DecQ5_K : KDec<Isa, FmtQ4_K> {
 
 struct FmtQ6_K {
   static constexpr int kUnits = 16, kUnitElems = 16, kMinPairs = 0, kOffset = 32, kFirstUnit = 0;
+  static constexpr int kQmax = 63;
 };
 
 template <class Isa>
@@ -304,6 +357,7 @@ template <class Isa, int p>
 
 struct FmtQ2_K {
   static constexpr int kUnits = 16, kUnitElems = 16, kMinPairs = 8, kOffset = 0, kFirstUnit = 0;
+  static constexpr int kQmax = 3;
 };
 
 template <class Isa>
@@ -338,6 +392,7 @@ struct DecQ2_K : KDec<Isa, FmtQ2_K> {
 
 struct FmtQ3_K {
   static constexpr int kUnits = 16, kUnitElems = 16, kMinPairs = 0, kOffset = 4, kFirstUnit = 0;
+  static constexpr int kQmax = 7;
 };
 
 template <class Isa>
