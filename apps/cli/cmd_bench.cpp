@@ -186,6 +186,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
       }
       const uint64_t bound_bytes = file_bytes + state_bytes + (uint64_t{64} << 20);
       if (o->json) {
+        out.push_back({{"test", "kernels"}, {"summary", kernel_summary()}});
         out.push_back({{"test", "peak_rss"}, {"bytes", rss_bytes}, {"state_bytes", state_bytes},
                        {"bound_bytes", bound_bytes}, {"file_size", file_bytes}, {"huge_page_bytes", huge_bytes}});
         std::printf("%s\n", out.dump(2).c_str());
@@ -201,6 +202,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
           std::printf("peak RSS: %.1f MiB\n", rss);
         } else {
           std::printf("KV cache: %s\n", kv_name);
+          std::printf("%s\n", kernel_summary().c_str());
           std::printf("weights on 2 MiB pages: %.1f of %.1f MiB%s\n", static_cast<double>(huge_bytes) / 1048576.0,
                       static_cast<double>(file_bytes) / 1048576.0, o->no_huge_pages ? " (--no-huge-pages)" : "");
           std::printf("peak RSS: %.1f MiB (file %.1f + KV/state %.1f + 64 = %.1f MiB: %s)\n", rss,

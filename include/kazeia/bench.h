@@ -44,6 +44,11 @@ double measure_read_bandwidth(int n_threads, uint64_t bytes = uint64_t{1} << 30,
 // reading those very pages.
 double measure_mapped_read_bandwidth(Engine& engine, int passes = 5);
 
+// What runs the matrix products here, for a benchmark's record: the CPU's
+// vendor, the active kernel table and how decode walks a matrix, e.g.
+// "AMD, kernels avx512, decode walk strips".
+std::string kernel_summary();
+
 // Peak resident set size of this process so far (VmHWM), in bytes.
 uint64_t peak_rss_bytes();
 

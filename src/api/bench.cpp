@@ -10,9 +10,11 @@
 #include <span>
 #include <string>
 
+#include "base/cpu_features.h"
 #include "base/huge_page_buffer.h"
 #include "engine_impl.h"
 #include "base/thread_pool.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 
 namespace kazeia {
@@ -111,6 +113,12 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions,
   }
   sample.state_bytes = session->state_bytes();
   return sample;
+}
+
+std::string kernel_summary() {
+  const kernels::KernelTable& t = kernels::active_kernels();
+  return std::string(cpu_vendor_name(cpu_features().vendor)) + ", kernels " + t.name + ", decode walk " +
+         kernels::decode_walk_name(t.decode_walk);
 }
 
 int resolve_thread_count(int n) { return n > 0 ? n : physical_core_count(); }

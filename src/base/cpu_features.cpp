@@ -40,6 +40,11 @@ void detect_hw(CpuFeatures& f) {
   unsigned max_leaf = __get_cpuid_max(0, nullptr);
   if (max_leaf < 1) return;
   unsigned a, b, c, d;
+  // Leaf 0: the vendor string, in EBX EDX ECX.
+  __cpuid(0, a, b, c, d);
+  const unsigned ebx = b, ecx = c, edx = d;
+  if (ebx == 0x756E6547u && edx == 0x49656E69u && ecx == 0x6C65746Eu) f.vendor = CpuVendor::kIntel;  // GenuineIntel
+  if (ebx == 0x68747541u && edx == 0x69746E65u && ecx == 0x444D4163u) f.vendor = CpuVendor::kAmd;    // AuthenticAMD
   __cpuid_count(1, 0, a, b, c, d);
   f.sse42 = c & (1u << 20);
   bool osxsave = c & (1u << 27);
@@ -138,6 +143,15 @@ CpuFeatures& cached() {
 }
 
 }  // namespace
+
+const char* cpu_vendor_name(CpuVendor vendor) {
+  switch (vendor) {
+    case CpuVendor::kIntel: return "Intel";
+    case CpuVendor::kAmd: return "AMD";
+    case CpuVendor::kOther: break;
+  }
+  return "other";
+}
 
 const char* cpu_level_name(CpuLevel level) {
   switch (level) {

@@ -43,7 +43,14 @@ const char* cpu_level_name(CpuLevel level);
 // "scalar", "avx2", "avx512", "neon", "dotprod", "i8mm" (case-insensitive).
 std::optional<CpuLevel> parse_cpu_level(std::string_view text);
 
+// Who made the CPU (x86 CPUID leaf 0), for choices that depend on the
+// microarchitecture rather than on an instruction set (how the hardware
+// prefetchers follow a kernel's reads).
+enum class CpuVendor : uint8_t { kOther = 0, kIntel = 1, kAmd = 2 };
+const char* cpu_vendor_name(CpuVendor vendor);
+
 struct CpuFeatures {
+  CpuVendor vendor = CpuVendor::kOther;
   // x86-64. YMM/ZMM/AMX flags are set only if the OS enabled the state too.
   bool sse42 = false;
   bool avx = false;

@@ -6,9 +6,12 @@
 // once, on first use, and never change afterwards, so readers need no lock.
 #include "kernels/dispatch.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "base/cpu_features.h"
+#include "base/log.h"
 #include "kernels/arm/arm_kernels.h"
 #include "kernels/x86/x86_kernels.h"
 
@@ -27,6 +30,27 @@ QuantizeActFn KernelTable::quantizer(TensorType vec_dot_type) const {
     case TensorType::Q8_K: return quantize_q8_K;
     default: return nullptr;
   }
+}
+
+const char* decode_walk_name(DecodeWalk walk) {
+  return walk == DecodeWalk::kLaneStreams ? "lanes" : "strips";
+}
+
+// Measured on an AMD Zen 4 (EPYC, 2 threads, cold weights): prefetched
+// strips read decode's matrices 1.2-2x faster than lane streams (kazeia
+// bench tg64 Qwen3-0.6B Q4_0 ~33 -> ~49 t/s, Q8_0 ~26 -> ~30; the tied Q6_K
+// output matrix ~9.5 -> ~21 GB/s): its prefetchers lose track of 16 streams
+// per core (a plain read of 16 streams, 16 bytes at a time, ran at 10 GB/s
+// against 24 for one). Lane streams were chosen on an Intel Sapphire Rapids
+// against strips whose prefetch had been compiled away (strip_runner.h), so
+// there the comparison is still to be made with a working prefetch.
+DecodeWalk default_decode_walk() {
+  if (const char* env = std::getenv("KAZEIA_DECODE_WALK"); env != nullptr && *env != '\0') {
+    if (std::strcmp(env, "lanes") == 0) return DecodeWalk::kLaneStreams;
+    if (std::strcmp(env, "strips") == 0) return DecodeWalk::kPrefetchedStrips;
+    KZ_LOG_WARN("KAZEIA_DECODE_WALK='%s' is not lanes or strips; ignored", env);
+  }
+  return cpu_features().vendor == CpuVendor::kAmd ? DecodeWalk::kPrefetchedStrips : DecodeWalk::kLaneStreams;
 }
 
 void strip_from_dot(const StripArgs& a) {
@@ -110,6 +134,7 @@ enum class Variant { kScalar, kAvx2, kAvx2Vnni, kAvx512, kAvx512Amx, kNeon, kDot
 KernelTable build(Variant v) {
   KernelTable t;
   fill_scalar(t);
+  t.decode_walk = default_decode_walk();
   switch (v) {
     case Variant::kScalar: break;
 #if defined(__x86_64__) || defined(_M_X64)

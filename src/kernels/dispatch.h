@@ -149,9 +149,27 @@ inline constexpr int64_t kTileMinTokens = 4;
 // Type ids are small (tensor_types.h); the table is indexed by them.
 inline constexpr int kMaxTypeId = 40;
 
+// How a decode matmul (a few tokens: the weights stream through once) walks
+// a thread's contiguous chunk of a matrix. Both give the same bits; which
+// one reads memory faster depends on how the CPU's hardware prefetchers
+// follow the reads (measured: matmul.cpp).
+enum class DecodeWalk : uint8_t {
+  // Lane r of the chunk's i-th strip takes row r * n + i (n strips): every
+  // lane walks its own run of consecutive rows, 16 sequential streams.
+  kLaneStreams,
+  // Strips of consecutive rows in order, the next strip prefetched into L2
+  // while one is computed: one sequential stream, fetched by software.
+  kPrefetchedStrips,
+};
+const char* decode_walk_name(DecodeWalk walk);
+// The walk for this CPU: KAZEIA_DECODE_WALK=lanes|strips if set, else
+// kPrefetchedStrips on AMD and kLaneStreams elsewhere.
+DecodeWalk default_decode_walk();
+
 struct KernelTable {
   const char* name = "scalar";  // "scalar", "avx2", "avx2+vnni", "avx512", "neon", ...
   CpuLevel level = CpuLevel::kScalar;
+  DecodeWalk decode_walk = DecodeWalk::kLaneStreams;
   WeightKernels weights[kMaxTypeId];
   QuantizeActFn quantize_q8_0 = nullptr;
   QuantizeActFn quantize_q8_1 = nullptr;

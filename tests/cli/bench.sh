@@ -22,7 +22,10 @@ assert len(rss) == 1 and rss[0]["bytes"] > 0, rss
 assert rss[0]["huge_page_bytes"] == 0 and rss[0]["file_size"] > 0, rss
 if sys.argv[2] == "0":
     assert rss[0]["bytes"] <= rss[0]["bound_bytes"], rss  # and the probe's buffer is not in it
-rows = [r for r in rows if r["test"] != "peak_rss"]
+# What ran the products: vendor, kernel table, decode walk.
+kern = [r for r in rows if r["test"] == "kernels"]
+assert len(kern) == 1 and "decode walk " in kern[0]["summary"] and "kernels " in kern[0]["summary"], kern
+rows = [r for r in rows if r["test"] not in ("peak_rss", "kernels")]
 tests = sorted((r["test"], r["threads"]) for r in rows)
 assert tests == [("pp32", 1), ("pp32", 2), ("tg16", 1), ("tg16", 2)], tests
 for r in rows:
@@ -38,6 +41,7 @@ for r in rows:
 PY
 "$KAZEIA" bench -m "$tmp/m.gguf" -p 0 -n 8 -r 1 -t 1 --bandwidth > "$tmp/out.txt"
 grep -q "read bandwidth, 1 thread(s):" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "no bandwidth line"; }
+grep -q ", kernels .*, decode walk \(lanes\|strips\)$" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "no kernel summary line"; }
 grep -q "read bandwidth of the mapped file, 1 thread(s): .* (tg8: .* % of it)" "$tmp/out.txt" || { cat "$tmp/out.txt"; fail "no mapped-file bandwidth line"; }
 peak=$(sed -n 's/^peak RSS: \([0-9.]*\) MiB.*/\1/p' "$tmp/out.txt")
 [ -n "$peak" ] || { cat "$tmp/out.txt"; fail "no peak RSS line"; }
@@ -60,7 +64,7 @@ PY
 "$KAZEIA" bench -m "$tmp/m.gguf" -p 8 -n 4 -d 40 -r 1 -t 1 --json > "$tmp/depth.json"
 python3 - "$tmp/depth.json" <<'PY'
 import json, sys
-rows = [r for r in json.load(open(sys.argv[1])) if r["test"] != "peak_rss"]
+rows = [r for r in json.load(open(sys.argv[1])) if r["test"] not in ("peak_rss", "kernels")]
 assert sorted(r["test"] for r in rows) == ["pp8 @ d40", "tg4 @ d40"], rows
 assert all(r["n_depth"] == 40 and r["tps_mean"] > 0 for r in rows), rows
 PY

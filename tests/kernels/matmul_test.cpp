@@ -17,6 +17,7 @@
 
 #include "base/thread_pool.h"
 #include "kernel_test_util.h"
+#include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 #include "kernels/ref/vec_dot.h"
 #include "tensor/blocks.h"
@@ -187,9 +188,10 @@ TEST_P(MatmulAllTypes, ThreadedEqualsSingleThreadedBitForBit) {
 }
 
 TEST_P(MatmulAllTypes, EachRowEqualsItsOwnOneRowMatrix) {
-  // matmul interleaves the strips of a thread's chunk (lane r of strip i
-  // takes row r * n + i): whatever lane and chunk a row lands in, its
-  // output must be the bits of that row alone (a one-row matrix, one strip).
+  // Decode walks a thread's chunk as lane streams (lane r of strip i takes
+  // row r * n + i) or as prefetched strips in order (DecodeWalk): either
+  // way, whatever lane and chunk a row lands in, its output must be the
+  // bits of that row alone (a one-row matrix, one strip).
   const TensorType type = GetParam();
   const int64_t n_in = tensor_type_traits(type).block_size == 256 ? 256 : 96;
   const size_t row_bytes = type_row_bytes(type, n_in);
@@ -206,12 +208,16 @@ TEST_P(MatmulAllTypes, EachRowEqualsItsOwnOneRowMatrix) {
         ASSERT_TRUE(matmul(*row, x.data(), n_tokens, y.data(), nullptr).ok());
         for (int64_t t = 0; t < n_tokens; ++t) own[static_cast<size_t>(t * n_out + r)] = y[static_cast<size_t>(t)];
       }
-      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
-        SCOPED_TRACE("n_out " + std::to_string(n_out) + ", tokens " + std::to_string(n_tokens) + ", threads " +
-                     std::to_string(pool == nullptr ? 1 : pool->size()));
-        std::vector<float> y(own.size(), NAN);
-        ASSERT_TRUE(matmul(m.view(), x.data(), n_tokens, y.data(), pool).ok());
-        EXPECT_EQ(0, std::memcmp(own.data(), y.data(), own.size() * sizeof(float)));
+      for (DecodeWalk walk : {DecodeWalk::kLaneStreams, DecodeWalk::kPrefetchedStrips}) {
+        KernelTable table = active_kernels();
+        table.decode_walk = walk;
+        for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+          SCOPED_TRACE("n_out " + std::to_string(n_out) + ", tokens " + std::to_string(n_tokens) + ", threads " +
+                       std::to_string(pool == nullptr ? 1 : pool->size()) + ", walk " + decode_walk_name(walk));
+          std::vector<float> y(own.size(), NAN);
+          ASSERT_TRUE(matmul_with(table, m.view(), x.data(), n_tokens, y.data(), pool).ok());
+          EXPECT_EQ(0, std::memcmp(own.data(), y.data(), own.size() * sizeof(float)));
+        }
       }
     }
   }

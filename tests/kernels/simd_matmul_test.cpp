@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -444,6 +445,28 @@ TEST(Dispatch, TablesAreConsistent) {
     EXPECT_NE(t->quantizer(TensorType::Q8_0), nullptr);
     EXPECT_EQ(t->quantizer(TensorType::Q4_0), nullptr);
   }
+}
+
+TEST(Dispatch, DecodeWalkFollowsTheCpuAndTheEnvironment) {
+  const char* saved = std::getenv("KAZEIA_DECODE_WALK");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  unsetenv("KAZEIA_DECODE_WALK");
+  const DecodeWalk by_cpu = cpu_features().vendor == CpuVendor::kAmd ? DecodeWalk::kPrefetchedStrips
+                                                                     : DecodeWalk::kLaneStreams;
+  EXPECT_EQ(default_decode_walk(), by_cpu);
+  setenv("KAZEIA_DECODE_WALK", "strips", 1);
+  EXPECT_EQ(default_decode_walk(), DecodeWalk::kPrefetchedStrips);
+  setenv("KAZEIA_DECODE_WALK", "lanes", 1);
+  EXPECT_EQ(default_decode_walk(), DecodeWalk::kLaneStreams);
+  setenv("KAZEIA_DECODE_WALK", "diagonal", 1);  // not a walk: ignored
+  EXPECT_EQ(default_decode_walk(), by_cpu);
+  if (saved != nullptr) {
+    setenv("KAZEIA_DECODE_WALK", saved_value.c_str(), 1);
+  } else {
+    unsetenv("KAZEIA_DECODE_WALK");
+  }
+  EXPECT_STREQ(decode_walk_name(DecodeWalk::kLaneStreams), "lanes");
+  EXPECT_STREQ(decode_walk_name(DecodeWalk::kPrefetchedStrips), "strips");
 }
 
 }  // namespace

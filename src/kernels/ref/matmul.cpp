@@ -167,7 +167,8 @@ namespace {
 // most 4: the DeltaNet input projections).
 constexpr size_t kMaxJobs = 8;
 
-// Batches up to this many tokens read interleaved strips (below).
+// Batches up to this many tokens walk the matrix as the table's
+// decode_walk says (below).
 constexpr int64_t kInterleaveMaxTokens = 4;
 
 // Output size from which strips may write y with non-temporal stores.
@@ -252,12 +253,14 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
   // 2. Strips of strip_rows rows, each times all tokens, numbered across the
   // matrices one after the other. Threads take contiguous chunks of strips
   // (a contiguous stretch of a matrix); a few chunks per thread balance the
-  // load when a thread is slowed down. For a few tokens, a chunk's strips are
-  // interleaved: lane r of its i-th strip takes the chunk's row r * n + i
-  // (n strips), so each lane walks consecutive rows and the chunk is read as
-  // strip_rows long sequential streams. Side by side, the rows of a strip
-  // are a few hundred bytes each, too short for the hardware prefetchers to
-  // ramp up on: decode read half as fast (kernels_bench, cold matrices).
+  // load when a thread is slowed down. For a few tokens, the table's
+  // decode_walk says how a chunk is read (dispatch.h): as lane streams (lane
+  // r of its i-th strip takes the chunk's row r * n + i of n strips, so each
+  // lane walks consecutive rows: strip_rows long sequential streams), or as
+  // strips in order, each prefetching the next. Side by side, the rows of a
+  // strip are a few hundred bytes each, too short for the hardware
+  // prefetchers to ramp up on: either each lane is a stream of its own, or
+  // software fetches the next strip (faster on AMD Zen 4: dispatch.cpp).
   StripFn strip = tiled ? k->tile_strip : k->strip;
   int64_t rows_per_strip = tiled ? kTileGroup : k->strip_rows;
   if (!tiled && w.row_bytes > (size_t{1} << 31) / static_cast<size_t>(rows_per_strip)) {
@@ -276,7 +279,8 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
   // Interleave where the weights stream through once per few tokens (memory
   // bound). With many tokens the strips are compute bound, and scattered
   // outputs would make every cache line of y take 16 partial writes.
-  const bool interleave = !tiled && rows_per_strip > 1 && n_tokens <= kInterleaveMaxTokens;
+  const bool interleave = table.decode_walk == DecodeWalk::kLaneStreams && !tiled && rows_per_strip > 1 &&
+                          n_tokens <= kInterleaveMaxTokens;
   // Outputs of a MiB and more (half of a typical L2) go out with
   // non-temporal stores where a kernel can: prefill's strips write one line
   // per token and strip, a row of y apart, and each plain store first

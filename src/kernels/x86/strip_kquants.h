@@ -312,9 +312,10 @@ struct DecQ6_K : KDec<Isa, FmtQ6_K> {
   template <class Sink>
   [[gnu::always_inline]] static void unpack(const Rows<Isa>& rows, int64_t b, Sink& sink) {
     const size_t base = 210 * static_cast<size_t>(b);
-    sink.template scale<0>(Isa::half_lo(Isa::gather32(rows.p[0] + base + 208, rows.idx)));
-    VI s[4];
+    VI s[4], sd[4];
     Isa::load_t4(rows.p, base + 192, s);  // 16 int8 scales
+    Isa::load_t4(rows.p, base + 194, sd);  // scales 2..15, d
+    sink.template scale<0>(Isa::half_lo(Isa::template srl32<16>(sd[3])));
     static_for<16>([&](auto u) { sink.template iscale<u>(byte_s32<Isa>(s[u / 4], u % 4)); });
     // Half h, words k = 4kq .. 4kq+3 of ql' = ql + 64h (a), ql' + 32 (b)
     // and qh' = qh + 32h: elements 128h + 32m + 4k take their low 4 bits

@@ -171,9 +171,13 @@ struct StripRunner {
   }
   // Out of line on purpose: inside the flattened pass, the loop pushed GCC
   // past its growth limits and it outlined the decoders' lambdas instead
-  // (the unpacked vectors then went through memory).
+  // (the unpacked vectors then went through memory). The empty volatile asm
+  // keeps the call: a function of nothing but prefetches has no side effect
+  // GCC knows of, so it inferred it "const" and deleted every call - the
+  // decode strips ran without this prefetch from fdfff8f on.
   [[gnu::noinline]] static void prefetch_lines(const uint8_t* p, int n) {
     for (int i = 0; i < n; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + 64 * i), _MM_HINT_T1);
+    asm volatile("");
   }
 
   template <int C, bool kPanel>
