@@ -52,26 +52,26 @@ struct FloatStrip {
   [[gnu::noinline, gnu::flatten]] static void tile(int64_t n, const uint8_t* const* w, const uint8_t* const* x,
                                                    float* out) {
     V16 acc[R][C];
-    static_for<R>([&](auto r) { static_for<C>([&](auto c) { acc[r][c] = Isa::zero16(); }); });
+    static_for<R>([&](auto r) __attribute__((always_inline)) { static_for<C>([&](auto c) __attribute__((always_inline)) { acc[r][c] = Isa::zero16(); }); });
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
       V16 xv[C];
-      static_for<C>([&](auto c) { xv[c] = load(x[c] + i * kElem); });
-      static_for<R>([&](auto r) {
+      static_for<C>([&](auto c) __attribute__((always_inline)) { xv[c] = load(x[c] + i * kElem); });
+      static_for<R>([&](auto r) __attribute__((always_inline)) {
         const V16 wv = load(w[r] + i * kElem);
-        static_for<C>([&](auto c) { acc[r][c] = madd(wv, xv[c], acc[r][c]); });
+        static_for<C>([&](auto c) __attribute__((always_inline)) { acc[r][c] = madd(wv, xv[c], acc[r][c]); });
       });
     }
     if (i < n) {
       const int64_t rest = n - i;
       V16 xv[C];
-      static_for<C>([&](auto c) { xv[c] = load_tail(x[c] + i * kElem, rest); });
-      static_for<R>([&](auto r) {
+      static_for<C>([&](auto c) __attribute__((always_inline)) { xv[c] = load_tail(x[c] + i * kElem, rest); });
+      static_for<R>([&](auto r) __attribute__((always_inline)) {
         const V16 wv = load_tail(w[r] + i * kElem, rest);
-        static_for<C>([&](auto c) { acc[r][c] = Isa::add_tail(acc[r][c], Isa::mul(wv, xv[c]), rest); });
+        static_for<C>([&](auto c) __attribute__((always_inline)) { acc[r][c] = Isa::add_tail(acc[r][c], Isa::mul(wv, xv[c]), rest); });
       });
     }
-    static_for<R>([&](auto r) { static_for<C>([&](auto c) { out[r * C + c] = Isa::pairwise_sum(acc[r][c]); }); });
+    static_for<R>([&](auto r) __attribute__((always_inline)) { static_for<C>([&](auto c) __attribute__((always_inline)) { out[r * C + c] = Isa::pairwise_sum(acc[r][c]); }); });
   }
 
   static void strip(const StripArgs& a) {

@@ -128,12 +128,12 @@ struct KCompute : ComputeBase<Isa> {
     constexpr int k = I % kUnitWords;
     constexpr int g = k / kGroupWords;
     constexpr int kg = k % kGroupWords;
-    static_for<C>([&](auto c) {
+    static_for<C>([&](auto c) __attribute__((always_inline)) {
       const VI p = Isa::pairs16(v, this->tok[c].q + 292 * this->b + 4 + 4 * I);
       t16[c] = kg == 0 ? p : Isa::add16(t16[c], p);
     });
     if constexpr (kg == kGroupWords - 1) {
-      static_for<C>([&](auto c) {
+      static_for<C>([&](auto c) __attribute__((always_inline)) {
         if constexpr (Fmt::kOffset == 0) {
           const VI sc_pair = Isa::or_(sc[u], Isa::template sll32<16>(sc[u]));  // scales are 0..63
           const VI part = Isa::madd16(t16[c], sc_pair);
@@ -153,12 +153,12 @@ struct KCompute : ComputeBase<Isa> {
   [[gnu::always_inline]] void w_int32(VI v) {
     constexpr int u = I / kUnitWords;
     constexpr int k = I % kUnitWords;
-    static_for<C>([&](auto c) {
+    static_for<C>([&](auto c) __attribute__((always_inline)) {
       const uint8_t* xb = this->tok[c].q + 292 * this->b;
-      ch[c].template add<k>([&] { return init(c, u); }, [&](VI a) { return Isa::dot4(a, v, xb + 4 + 4 * I); });
+      ch[c].template add<k>([&]() __attribute__((always_inline)) { return init(c, u); }, [&](VI a) __attribute__((always_inline)) { return Isa::dot4(a, v, xb + 4 + 4 * I); });
     });
     if constexpr (k == kUnitWords - 1) {
-      static_for<C>([&](auto c) {
+      static_for<C>([&](auto c) __attribute__((always_inline)) {
         const VI s = Isa::mullo32(sc[u], ch[c].template total<kUnitWords>());
         if constexpr (u == Fmt::kFirstUnit) {
           isum[c] = s;
@@ -169,7 +169,7 @@ struct KCompute : ComputeBase<Isa> {
     }
   }
   void end() {
-    static_for<C>([&](auto c) {
+    static_for<C>([&](auto c) __attribute__((always_inline)) {
       const uint8_t* xb = this->tok[c].q + 292 * this->b;
       const VF dx = Isa::bcst_f32(xb);
       this->acc[c] = Isa::fmadd(Isa::mul(d, dx), Isa::cvt(isum[c]), this->acc[c]);
@@ -178,7 +178,7 @@ struct KCompute : ComputeBase<Isa> {
         // Q5_K the aux row's sums of 32.
         const uint8_t* pairs = Fmt::kUnitElems == 16 ? xb + 260 : this->tok[c].aux + 16 * this->b;
         VI m = Isa::dot2x16(Isa::zero_i(), mins[0], pairs);
-        static_for<Fmt::kMinPairs - 1>([&](auto p) { m = Isa::dot2x16(m, mins[p + 1], pairs + 4 * (p + 1)); });
+        static_for<Fmt::kMinPairs - 1>([&](auto p) __attribute__((always_inline)) { m = Isa::dot2x16(m, mins[p + 1], pairs + 4 * (p + 1)); });
         this->acc[c] = Isa::fnmadd(Isa::mul(dmin, dx), Isa::cvt(m), this->acc[c]);
       }
     });
@@ -226,7 +226,7 @@ template <class Isa, class Sink>
   const VI mn_lo = Isa::and_(h[2], m6);
   const VI sc_hi = Isa::or_and(Isa::and_(h[3], m4), Isa::template srl32<2>(h[1]), top);
   const VI mn_hi = Isa::or_and(Isa::and_(Isa::template srl32<4>(h[3]), m4), Isa::template srl32<2>(h[2]), top);
-  static_for<4>([&](auto j) {
+  static_for<4>([&](auto j) __attribute__((always_inline)) {
     sink.template iscale<j>(byte_u32<Isa>(sc_lo, j));
     sink.template iscale<4 + j>(byte_u32<Isa>(sc_hi, j));
   });
@@ -254,13 +254,13 @@ struct DecQ4_K : KDec<Isa, FmtQ4_K> {
     const size_t base = 144 * static_cast<size_t>(b);
     k4_header(rows, base, sink);
     // Bytes 32c..32c+31 of qs: low nibbles are sub-block 2c, high 2c + 1.
-    static_for<4>([&](auto c) {
+    static_for<4>([&](auto c) __attribute__((always_inline)) {
       VI t[8];
       Isa::load_t4(rows.p, base + 16 + 32 * c, t);
       Isa::load_t4(rows.p, base + 32 + 32 * c, t + 4);
       const VI m = Isa::splat8(0x0F);
-      static_for<8>([&](auto k) { sink.template w<16 * c + k>(Isa::and_(t[k], m)); });
-      static_for<8>([&](auto k) { sink.template w<16 * c + 8 + k>(Isa::and_(Isa::template srl16<4>(t[k]), m)); });
+      static_for<8>([&](auto k) __attribute__((always_inline)) { sink.template w<16 * c + k>(Isa::and_(t[k], m)); });
+      static_for<8>([&](auto k) __attribute__((always_inline)) { sink.template w<16 * c + 8 + k>(Isa::and_(Isa::template srl16<4>(t[k]), m)); });
     });
   }
   static size_t aux_bytes(int64_t n) { return pairs32_aux_bytes(n); }
@@ -281,15 +281,15 @@ struct DecQ5_K : KDec<Isa, FmtQ5_K> {
     Isa::load_t4(rows.p, base + 16, qh);
     Isa::load_t4(rows.p, base + 32, qh + 4);
     const VI m = Isa::splat8(0x0F), sixteen = Isa::splat8(0x10);
-    static_for<4>([&](auto c) {
+    static_for<4>([&](auto c) __attribute__((always_inline)) {
       VI t[8];
       Isa::load_t4(rows.p, base + 48 + 32 * c, t);
       Isa::load_t4(rows.p, base + 64 + 32 * c, t + 4);
-      static_for<8>([&](auto k) {
+      static_for<8>([&](auto k) __attribute__((always_inline)) {
         const VI hb = move_bit<Isa, 2 * c, 4>(qh[k]);
         sink.template w<16 * c + k>(Isa::or_and(Isa::and_(t[k], m), hb, sixteen));
       });
-      static_for<8>([&](auto k) {
+      static_for<8>([&](auto k) __attribute__((always_inline)) {
         const VI hb = move_bit<Isa, 2 * c + 1, 4>(qh[k]);
         sink.template w<16 * c + 8 + k>(Isa::or_and(Isa::and_(Isa::template srl16<4>(t[k]), m), hb, sixteen));
       });
@@ -316,20 +316,20 @@ struct DecQ6_K : KDec<Isa, FmtQ6_K> {
     Isa::load_t4(rows.p, base + 192, s);  // 16 int8 scales
     Isa::load_t4(rows.p, base + 194, sd);  // scales 2..15, d
     sink.template scale<0>(Isa::half_lo(Isa::template srl32<16>(sd[3])));
-    static_for<16>([&](auto u) { sink.template iscale<u>(byte_s32<Isa>(s[u / 4], u % 4)); });
+    static_for<16>([&](auto u) __attribute__((always_inline)) { sink.template iscale<u>(byte_s32<Isa>(s[u / 4], u % 4)); });
     // Half h, words k = 4kq .. 4kq+3 of ql' = ql + 64h (a), ql' + 32 (b)
     // and qh' = qh + 32h: elements 128h + 32m + 4k take their low 4 bits
     // from a (m = 0, 2: low / high nibble) or b (m = 1, 3), their high 2
     // bits from bits 2m, 2m + 1 of qh'.
     const VI m4 = Isa::splat8(0x0F), top = Isa::splat8(0x30);
-    static_for<2>([&](auto h) {
-      static_for<2>([&](auto kq) {
+    static_for<2>([&](auto h) __attribute__((always_inline)) {
+      static_for<2>([&](auto kq) __attribute__((always_inline)) {
         VI a[4], bb[4], qh[4];
         Isa::load_t4(rows.p, base + 64 * h + 16 * kq, a);
         Isa::load_t4(rows.p, base + 64 * h + 32 + 16 * kq, bb);
         Isa::load_t4(rows.p, base + 128 + 32 * h + 16 * kq, qh);
-        static_for<4>([&](auto m) {
-          static_for<4>([&](auto j) {
+        static_for<4>([&](auto m) __attribute__((always_inline)) {
+          static_for<4>([&](auto j) __attribute__((always_inline)) {
             const VI src = m % 2 == 0 ? a[j] : bb[j];
             const VI lo = m < 2 ? Isa::and_(src, m4) : Isa::and_(Isa::template srl16<4>(src), m4);
             const VI hi = move_bit<Isa, 2 * m, 4>(qh[j]);
@@ -373,17 +373,17 @@ struct DecQ2_K : KDec<Isa, FmtQ2_K> {
     VI s[4];
     Isa::load_t4(rows.p, base, s);  // scales[s]: low nibble scale, high nibble min
     const VI m4 = Isa::splat8(0x0F);
-    static_for<16>([&](auto u) { sink.template iscale<u>(Isa::and_(byte_u32<Isa>(s[u / 4], u % 4), m4)); });
-    static_for<8>([&](auto p) {
+    static_for<16>([&](auto u) __attribute__((always_inline)) { sink.template iscale<u>(Isa::and_(byte_u32<Isa>(s[u / 4], u % 4), m4)); });
+    static_for<8>([&](auto p) __attribute__((always_inline)) {
       const VI pair = byte_pair_u16<Isa>(s[p / 2], p % 2);
       sink.template iscale<16 + p>(Isa::template srl32<4>(Isa::and_(pair, Isa::splat32(0x00F000F0u))));
     });
-    static_for<2>([&](auto j) {
+    static_for<2>([&](auto j) __attribute__((always_inline)) {
       VI q[8];
       Isa::load_t4(rows.p, base + 16 + 32 * j, q);
       Isa::load_t4(rows.p, base + 32 + 32 * j, q + 4);
-      static_for<4>([&](auto p) {
-        static_for<8>([&](auto m) { sink.template w<32 * j + 8 * p + m>(plane2<Isa, p>(q[m])); });
+      static_for<4>([&](auto p) __attribute__((always_inline)) {
+        static_for<8>([&](auto m) __attribute__((always_inline)) { sink.template w<32 * j + 8 * p + m>(plane2<Isa, p>(q[m])); });
       });
     });
   }
@@ -409,7 +409,7 @@ struct DecQ3_K : KDec<Isa, FmtQ3_K> {
     Isa::load_t4(rows.p, base + 94, t);
     sink.template scale<0>(Isa::half_lo(Isa::template srl32<16>(t[3])));
     auto sc_byte = [&](int i) { return byte_u32<Isa>(t[(2 + i) / 4], (2 + i) % 4); };
-    static_for<16>([&](auto u) {
+    static_for<16>([&](auto u) __attribute__((always_inline)) {
       // 6-bit scale u: low 4 bits from byte u % 8 (low / high nibble for
       // u < 8 / >= 8), high 2 bits from byte 8 + u % 4 at bit 2 (u / 4).
       const VI lo_byte = sc_byte(u % 8);
@@ -422,12 +422,12 @@ struct DecQ3_K : KDec<Isa, FmtQ3_K> {
     Isa::load_t4(rows.p, base, hm);
     Isa::load_t4(rows.p, base + 16, hm + 4);
     const VI four = Isa::splat8(0x04);
-    static_for<2>([&](auto j) {
+    static_for<2>([&](auto j) __attribute__((always_inline)) {
       VI q[8];
       Isa::load_t4(rows.p, base + 32 + 32 * j, q);
       Isa::load_t4(rows.p, base + 48 + 32 * j, q + 4);
-      static_for<4>([&](auto p) {
-        static_for<8>([&](auto m) {
+      static_for<4>([&](auto p) __attribute__((always_inline)) {
+        static_for<8>([&](auto m) __attribute__((always_inline)) {
           const VI hb = move_bit<Isa, 4 * j + p, 2>(hm[m]);
           sink.template w<32 * j + 8 * p + m>(Isa::or_and(plane2<Isa, p>(q[m]), hb, four));
         });

@@ -176,7 +176,7 @@ struct BlockDec {
       split_nibbles<Isa>(t, w);
       if constexpr (Fmt::kFive) add_high_bits<Isa>(Isa::gather32(rows.p[0] + base + Fmt::kQh, rows.idx), w);
     }
-    static_for<8>([&](auto g) { sink.template w<g>(w[g]); });
+    static_for<8>([&](auto g) __attribute__((always_inline)) { sink.template w<g>(w[g]); });
   }
 
   template <int C, int kChains>
@@ -195,13 +195,13 @@ struct BlockDec {
     template <int I>
     [[gnu::always_inline]] void w(VI v) {
       const VI v_abs = abs_if_signed<Isa, kSigned>(v);
-      static_for<C>([&](auto c) {
+      static_for<C>([&](auto c) __attribute__((always_inline)) {
         const uint8_t* x = this->tok[c].q + Fmt::kX * this->b + Fmt::kXqs + 4 * I;
-        ch[c].template add<I>([&] { return init(c); },
-                              [&](VI a) { return dot_word<Isa, kSigned>(a, v, v_abs, x); });
+        ch[c].template add<I>([&]() __attribute__((always_inline)) { return init(c); },
+                              [&](VI a) __attribute__((always_inline)) { return dot_word<Isa, kSigned>(a, v, v_abs, x); });
       });
       if constexpr (I == 7) {
-        static_for<C>([&](auto c) {
+        static_for<C>([&](auto c) __attribute__((always_inline)) {
           this->acc[c] = Fmt::template finish<Isa>(ch[c].template total<8>(), d, m, this->tok[c].aux + 8 * this->b, this->acc[c]);
         });
       }
@@ -286,18 +286,18 @@ struct StreamDec {
   template <class Sink>
   [[gnu::always_inline]] static void unpack(const Rows<Isa>& rows, int64_t g, Sink& sink) {
     const size_t base = static_cast<size_t>(Fmt::kBytes) * 8 * static_cast<size_t>(g);
-    static_for<kChunks>([&](auto c) {
+    static_for<kChunks>([&](auto c) __attribute__((always_inline)) {
       VI t[4];
       Isa::load_t4(rows.p, base + 16 * c, t);
       // The scales found in this chunk first, then its quants.
-      static_for<8>([&](auto beta) {
+      static_for<8>([&](auto beta) __attribute__((always_inline)) {
         constexpr int dw = kLayout.d_word(beta);
         if constexpr (dw / 4 == c) {
           const VI word = t[dw % 4];
           sink.template scale<beta>(Isa::half_lo(kLayout.d_high(beta) ? Isa::template srl32<16>(word) : word));
         }
       });
-      static_for<4>([&](auto k) {
+      static_for<4>([&](auto k) __attribute__((always_inline)) {
         constexpr int word = 4 * c + k;
         if constexpr (kNibbles) {
           const VI m = Isa::splat8(0x0F);
@@ -353,11 +353,11 @@ struct StreamDec {
       if constexpr (kInt16) {
         constexpr int used = n < kChains ? n : kChains;
         VI t = chains.s[0];
-        static_for<used - 1>([&](auto i) { t = Isa::add16(t, chains.s[i + 1]); });
+        static_for<used - 1>([&](auto i) __attribute__((always_inline)) { t = Isa::add16(t, chains.s[i + 1]); });
         return Isa::widen16(t);
       } else if constexpr (kRawHigh) {
         VI lo = chains.s[0], hi = chains.s[1];
-        static_for<kChains / 2 - 1>([&](auto i) {
+        static_for<kChains / 2 - 1>([&](auto i) __attribute__((always_inline)) {
           lo = Isa::add32(lo, chains.s[2 * i + 2]);
           hi = Isa::add32(hi, chains.s[2 * i + 3]);
         });
@@ -386,7 +386,7 @@ struct StreamDec {
       constexpr int words = odd ? kPairWords - kEvenWords : kEvenWords;
       const int beta = 2 * p + (odd ? 1 : 0);
       const VI v_abs = abs_if_signed<Isa, kSigned>(v);
-      static_for<C>([&](auto c) {
+      static_for<C>([&](auto c) __attribute__((always_inline)) {
         const uint8_t* x;
         if constexpr (odd) {  // quants word-aligned: the activations as stored
           x = this->tok[c].q + 34 * (8 * this->b + beta) + 2 + (half ? 16 : 0) + 4 * j;
@@ -400,12 +400,12 @@ struct StreamDec {
             ch[c].s[k % kChains] = Isa::add16(ch[c].s[k % kChains], Isa::pairs16(v, x));
           }
         } else {
-          ch[c].template add<k>([&] { return init(c, beta); },
-                                [&](VI a) { return dot_word<Isa, kSigned>(a, v, v_abs, x); });
+          ch[c].template add<k>([&]() __attribute__((always_inline)) { return init(c, beta); },
+                                [&](VI a) __attribute__((always_inline)) { return dot_word<Isa, kSigned>(a, v, v_abs, x); });
         }
       });
       if constexpr (k + 1 == (kNibbles ? 2 * words : words)) {
-        static_for<C>([&](auto c) {
+        static_for<C>([&](auto c) __attribute__((always_inline)) {
           const uint8_t* aux = this->tok[c].aux + kAuxGroup * this->b + 8 * beta;
           VI isum = block_total<k + 1>(ch[c]);
           if constexpr (kInt16) isum = Isa::add32(init(c, beta), isum);
@@ -423,10 +423,10 @@ struct StreamDec {
   static constexpr bool kCustomReplay = true;
   template <class Sink>
   [[gnu::always_inline]] static void replay(const Panel& panel, Sink& sink) {
-    static_for<kF>([&](auto j) { sink.template scale<j>(panel.f[j]); });
+    static_for<kF>([&](auto j) __attribute__((always_inline)) { sink.template scale<j>(panel.f[j]); });
 #pragma GCC unroll 1
     for (int p = 0; p < 4; ++p) {
-      static_for<kPairW>([&](auto i) {
+      static_for<kPairW>([&](auto i) __attribute__((always_inline)) {
         // The panel holds high nibbles shifted down (any sink can replay it).
         if constexpr (raw_high<Sink>() && i % 2 == 1) {
           sink.template w_pair<i>(Isa::template sll16<4>(panel.w[p * kPairW + i]), p);

@@ -89,7 +89,7 @@ struct Chains {
   [[gnu::always_inline]] VI total() const {
     constexpr int used = n < kChains ? n : kChains;
     VI t = s[0];
-    static_for<used - 1>([&](auto i) { t = Isa::add32(t, s[i + 1]); });
+    static_for<used - 1>([&](auto i) __attribute__((always_inline)) { t = Isa::add32(t, s[i + 1]); });
     return t;
   }
 };
@@ -131,9 +131,9 @@ struct StripRunner {
 
   template <class Sink>
   [[gnu::always_inline]] static void replay(const Panel& p, Sink& sink) {
-    static_for<Dec::kF>([&](auto j) { sink.template scale<j>(p.f[j]); });
-    static_for<Dec::kIs>([&](auto j) { sink.template iscale<j>(p.i[j]); });
-    static_for<Dec::kW>([&](auto i) { sink.template w<i>(p.w[i]); });
+    static_for<Dec::kF>([&](auto j) __attribute__((always_inline)) { sink.template scale<j>(p.f[j]); });
+    static_for<Dec::kIs>([&](auto j) __attribute__((always_inline)) { sink.template iscale<j>(p.i[j]); });
+    static_for<Dec::kW>([&](auto i) __attribute__((always_inline)) { sink.template w<i>(p.w[i]); });
     sink.end();
   }
 
@@ -185,7 +185,7 @@ struct StripRunner {
                                      const TokenRef* tok, float* y, size_t ldy, int n_rows,
                                      Prefetch pf = {}, bool stream = false) {
     VF acc[C];
-    static_for<C>([&](auto c) { acc[c] = Isa::zero_f(); });
+    static_for<C>([&](auto c) __attribute__((always_inline)) { acc[c] = Isa::zero_f(); });
     for (int64_t b = 0; b < nb; ++b) {
       if (!kPanel) prefetch_lines(pf.next + static_cast<size_t>(b) * static_cast<size_t>(pf.lines) * 64, pf.lines);
       typename Dec::template Compute<C, kChains<C>> comp(b, tok, acc);
@@ -199,7 +199,7 @@ struct StripRunner {
         comp.end();
       }
     }
-    static_for<C>([&](auto c) {
+    static_for<C>([&](auto c) __attribute__((always_inline)) {
       float* yc = y + static_cast<size_t>(c) * ldy;
       if constexpr (requires { Isa::stream_rows(yc, acc[c]); }) {
         if (stream) return Isa::stream_rows(yc, acc[c]);
