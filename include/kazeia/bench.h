@@ -46,7 +46,7 @@ double measure_mapped_read_bandwidth(Engine& engine, int passes = 5);
 
 // What runs the matrix products here, for a benchmark's record: the CPU's
 // vendor, the active kernel table and how decode walks a matrix, e.g.
-// "AMD, kernels avx512, decode walk strips".
+// "AMD, kernels avx512, decode walk lanes (prefetched 1024 bytes ahead)".
 std::string kernel_summary();
 
 // Peak resident set size of this process so far (VmHWM), in bytes.

@@ -117,8 +117,12 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions,
 
 std::string kernel_summary() {
   const kernels::KernelTable& t = kernels::active_kernels();
-  return std::string(cpu_vendor_name(cpu_features().vendor)) + ", kernels " + t.name + ", decode walk " +
-         kernels::decode_walk_name(t.decode_walk);
+  std::string s = std::string(cpu_vendor_name(cpu_features().vendor)) + ", kernels " + t.name + ", decode walk " +
+                  kernels::decode_walk_name(t.decode_walk);
+  if (t.decode_walk == kernels::DecodeWalk::kLaneStreams)
+    s += t.decode_lane_prefetch > 0 ? " (prefetched " + std::to_string(t.decode_lane_prefetch) + " bytes ahead)"
+                                    : " (not prefetched)";
+  return s;
 }
 
 int resolve_thread_count(int n) { return n > 0 ? n : physical_core_count(); }

@@ -36,21 +36,33 @@ const char* decode_walk_name(DecodeWalk walk) {
   return walk == DecodeWalk::kLaneStreams ? "lanes" : "strips";
 }
 
-// Measured on an AMD Zen 4 (EPYC, 2 threads, cold weights): prefetched
-// strips read decode's matrices 1.2-2x faster than lane streams (kazeia
-// bench tg64 Qwen3-0.6B Q4_0 ~33 -> ~49 t/s, Q8_0 ~26 -> ~30; the tied Q6_K
-// output matrix ~9.5 -> ~21 GB/s): its prefetchers lose track of 16 streams
-// per core (a plain read of 16 streams, 16 bytes at a time, ran at 10 GB/s
-// against 24 for one). Lane streams were chosen on an Intel Sapphire Rapids
-// against strips whose prefetch had been compiled away (strip_runner.h), so
-// there the comparison is still to be made with a working prefetch.
+// Measured on an AMD Zen 4 (EPYC, 2 threads, cold weights, kazeia bench
+// tg64, 3-4 alternating runs, medians): lane streams prefetched 1 KiB ahead
+// decoded Qwen3-0.6B Q4_0 at 58.8-61.5 t/s, prefetched strips at 52.8-55.2
+// and unprefetched lane streams at 33-40; Qwen3.5-0.8B Q4_0 45.0 / 38.3 /
+// 27.1 t/s (512 to 1536 bytes ahead: within the noise). Its prefetchers lose
+// track of 16 streams per core read 16 bytes at a time (a plain read of
+// them ran at 10 GB/s against 24 for one stream). Lane streams without a
+// prefetch were chosen on an Intel Sapphire Rapids, against strips whose
+// prefetch had been compiled away (strip_runner.h): there the other two are
+// still to be measured.
 DecodeWalk default_decode_walk() {
   if (const char* env = std::getenv("KAZEIA_DECODE_WALK"); env != nullptr && *env != '\0') {
     if (std::strcmp(env, "lanes") == 0) return DecodeWalk::kLaneStreams;
     if (std::strcmp(env, "strips") == 0) return DecodeWalk::kPrefetchedStrips;
     KZ_LOG_WARN("KAZEIA_DECODE_WALK='%s' is not lanes or strips; ignored", env);
   }
-  return cpu_features().vendor == CpuVendor::kAmd ? DecodeWalk::kPrefetchedStrips : DecodeWalk::kLaneStreams;
+  return DecodeWalk::kLaneStreams;
+}
+
+size_t default_decode_lane_prefetch() {
+  if (const char* env = std::getenv("KAZEIA_LANE_PREFETCH"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (end != env && *end == '\0' && v <= (1u << 20)) return static_cast<size_t>(v);
+    KZ_LOG_WARN("KAZEIA_LANE_PREFETCH='%s' is not a byte count in [0, 1048576]; ignored", env);
+  }
+  return cpu_features().vendor == CpuVendor::kAmd ? 1024 : 0;
 }
 
 void strip_from_dot(const StripArgs& a) {
@@ -135,6 +147,7 @@ KernelTable build(Variant v) {
   KernelTable t;
   fill_scalar(t);
   t.decode_walk = default_decode_walk();
+  t.decode_lane_prefetch = default_decode_lane_prefetch();
   switch (v) {
     case Variant::kScalar: break;
 #if defined(__x86_64__) || defined(_M_X64)

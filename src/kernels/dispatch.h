@@ -66,6 +66,12 @@ struct StripArgs {
   float* y = nullptr;
   size_t ldy = 0;
   uint8_t* scratch = nullptr;  // scratch_bytes(n_in) bytes, 64-byte aligned, private to the thread
+  // Bytes of one weight row (w_stride may span several rows).
+  size_t w_row_bytes = 0;
+  // Lane streams (DecodeWalk::kLaneStreams): each row's lane prefetches its
+  // own stream this many bytes ahead while it is read (0: none). A lane's
+  // next row follows its current one, so "ahead" runs on into it.
+  size_t lane_prefetch = 0;
   // What the caller reads next, for the kernel to prefetch while it works
   // (null: nothing worth it).
   const uint8_t* prefetch = nullptr;
@@ -151,25 +157,30 @@ inline constexpr int kMaxTypeId = 40;
 
 // How a decode matmul (a few tokens: the weights stream through once) walks
 // a thread's contiguous chunk of a matrix. Both give the same bits; which
-// one reads memory faster depends on how the CPU's hardware prefetchers
-// follow the reads (measured: matmul.cpp).
+// one reads memory faster depends on how the CPU's prefetchers follow the
+// reads (measured: dispatch.cpp).
 enum class DecodeWalk : uint8_t {
   // Lane r of the chunk's i-th strip takes row r * n + i (n strips): every
-  // lane walks its own run of consecutive rows, 16 sequential streams.
+  // lane walks its own run of consecutive rows, 16 sequential streams, each
+  // prefetched decode_lane_prefetch bytes ahead by software (0: left to the
+  // hardware prefetchers).
   kLaneStreams,
   // Strips of consecutive rows in order, the next strip prefetched into L2
   // while one is computed: one sequential stream, fetched by software.
   kPrefetchedStrips,
 };
 const char* decode_walk_name(DecodeWalk walk);
-// The walk for this CPU: KAZEIA_DECODE_WALK=lanes|strips if set, else
-// kPrefetchedStrips on AMD and kLaneStreams elsewhere.
+// For this CPU: KAZEIA_DECODE_WALK=lanes|strips and KAZEIA_LANE_PREFETCH=
+// bytes where set, else lane streams, prefetched 1 KiB ahead on AMD and not
+// at all elsewhere.
 DecodeWalk default_decode_walk();
+size_t default_decode_lane_prefetch();
 
 struct KernelTable {
   const char* name = "scalar";  // "scalar", "avx2", "avx2+vnni", "avx512", "neon", ...
   CpuLevel level = CpuLevel::kScalar;
   DecodeWalk decode_walk = DecodeWalk::kLaneStreams;
+  size_t decode_lane_prefetch = 0;  // bytes ahead in each lane stream (kLaneStreams)
   WeightKernels weights[kMaxTypeId];
   QuantizeActFn quantize_q8_0 = nullptr;
   QuantizeActFn quantize_q8_1 = nullptr;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -208,12 +209,16 @@ TEST_P(MatmulAllTypes, EachRowEqualsItsOwnOneRowMatrix) {
         ASSERT_TRUE(matmul(*row, x.data(), n_tokens, y.data(), nullptr).ok());
         for (int64_t t = 0; t < n_tokens; ++t) own[static_cast<size_t>(t * n_out + r)] = y[static_cast<size_t>(t)];
       }
-      for (DecodeWalk walk : {DecodeWalk::kLaneStreams, DecodeWalk::kPrefetchedStrips}) {
+      const std::pair<DecodeWalk, size_t> walks[] = {
+          {DecodeWalk::kLaneStreams, 0}, {DecodeWalk::kLaneStreams, 1024}, {DecodeWalk::kPrefetchedStrips, 0}};
+      for (const auto& [walk, lane_prefetch] : walks) {
         KernelTable table = active_kernels();
         table.decode_walk = walk;
+        table.decode_lane_prefetch = lane_prefetch;
         for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
           SCOPED_TRACE("n_out " + std::to_string(n_out) + ", tokens " + std::to_string(n_tokens) + ", threads " +
-                       std::to_string(pool == nullptr ? 1 : pool->size()) + ", walk " + decode_walk_name(walk));
+                       std::to_string(pool == nullptr ? 1 : pool->size()) + ", walk " + decode_walk_name(walk) +
+                       ", lane prefetch " + std::to_string(lane_prefetch));
           std::vector<float> y(own.size(), NAN);
           ASSERT_TRUE(matmul_with(table, m.view(), x.data(), n_tokens, y.data(), pool).ok());
           EXPECT_EQ(0, std::memcmp(own.data(), y.data(), own.size() * sizeof(float)));

@@ -447,23 +447,65 @@ TEST(Dispatch, TablesAreConsistent) {
   }
 }
 
+// Sets an environment variable for one scope, then puts it back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) saved_ = old;
+    had_ = std::getenv(name) != nullptr;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, saved_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::string saved_;
+  bool had_ = false;
+};
+
 TEST(Dispatch, DecodeWalkFollowsTheCpuAndTheEnvironment) {
-  const char* saved = std::getenv("KAZEIA_DECODE_WALK");
-  const std::string saved_value = saved != nullptr ? saved : "";
-  unsetenv("KAZEIA_DECODE_WALK");
-  const DecodeWalk by_cpu = cpu_features().vendor == CpuVendor::kAmd ? DecodeWalk::kPrefetchedStrips
-                                                                     : DecodeWalk::kLaneStreams;
-  EXPECT_EQ(default_decode_walk(), by_cpu);
-  setenv("KAZEIA_DECODE_WALK", "strips", 1);
-  EXPECT_EQ(default_decode_walk(), DecodeWalk::kPrefetchedStrips);
-  setenv("KAZEIA_DECODE_WALK", "lanes", 1);
-  EXPECT_EQ(default_decode_walk(), DecodeWalk::kLaneStreams);
-  setenv("KAZEIA_DECODE_WALK", "diagonal", 1);  // not a walk: ignored
-  EXPECT_EQ(default_decode_walk(), by_cpu);
-  if (saved != nullptr) {
-    setenv("KAZEIA_DECODE_WALK", saved_value.c_str(), 1);
-  } else {
-    unsetenv("KAZEIA_DECODE_WALK");
+  {
+    ScopedEnv walk("KAZEIA_DECODE_WALK", nullptr);
+    EXPECT_EQ(default_decode_walk(), DecodeWalk::kLaneStreams);
+  }
+  {
+    ScopedEnv walk("KAZEIA_DECODE_WALK", "strips");
+    EXPECT_EQ(default_decode_walk(), DecodeWalk::kPrefetchedStrips);
+  }
+  {
+    ScopedEnv walk("KAZEIA_DECODE_WALK", "lanes");
+    EXPECT_EQ(default_decode_walk(), DecodeWalk::kLaneStreams);
+  }
+  {
+    ScopedEnv walk("KAZEIA_DECODE_WALK", "diagonal");  // not a walk: ignored
+    EXPECT_EQ(default_decode_walk(), DecodeWalk::kLaneStreams);
+  }
+  const size_t by_cpu = cpu_features().vendor == CpuVendor::kAmd ? 1024 : 0;
+  {
+    ScopedEnv ahead("KAZEIA_LANE_PREFETCH", nullptr);
+    EXPECT_EQ(default_decode_lane_prefetch(), by_cpu);
+  }
+  for (const char* bad : {"-1", "12ab", "2000000", "x"}) {
+    ScopedEnv ahead("KAZEIA_LANE_PREFETCH", bad);
+    EXPECT_EQ(default_decode_lane_prefetch(), by_cpu) << bad;
+  }
+  {
+    ScopedEnv ahead("KAZEIA_LANE_PREFETCH", "0");
+    EXPECT_EQ(default_decode_lane_prefetch(), 0u);
+  }
+  {
+    ScopedEnv ahead("KAZEIA_LANE_PREFETCH", "4096");
+    EXPECT_EQ(default_decode_lane_prefetch(), 4096u);
   }
   EXPECT_STREQ(decode_walk_name(DecodeWalk::kLaneStreams), "lanes");
   EXPECT_STREQ(decode_walk_name(DecodeWalk::kPrefetchedStrips), "strips");

@@ -162,6 +162,8 @@ struct StripRunner {
   struct Prefetch {
     const uint8_t* next = nullptr;
     int lines = 0;
+    size_t lane_ahead = 0;  // lane streams: bytes ahead in every lane's own rows
+    size_t unit_bytes = 0;  // bytes of one unit of one row
   };
   // y's rows go out as whole cache lines with non-temporal stores
   // (StripArgs::stream_y; AVX-512 only, where 16 rows are a line).
@@ -180,6 +182,17 @@ struct StripRunner {
     asm volatile("");
   }
 
+  // Lane streams: the lines [start, start + bytes) of every lane's stream.
+  // Out of line and kept alive as prefetch_lines is.
+  [[gnu::noinline]] static void prefetch_lanes(const Rows<Isa>& rows, size_t start, size_t bytes) {
+    for (int r = 0; r < kRows; ++r) {
+      const uintptr_t p = reinterpret_cast<uintptr_t>(rows.p[r]);
+      for (uintptr_t line = (p + start) & ~uintptr_t{63}; line < p + start + bytes; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T1);
+    }
+    asm volatile("");
+  }
+
   template <int C, bool kPanel>
   [[gnu::noinline, gnu::flatten]] static void pass(const Rows<Isa>& rows, const Panel* panel, int64_t nb,
                                      const TokenRef* tok, float* y, size_t ldy, int n_rows,
@@ -188,6 +201,7 @@ struct StripRunner {
     static_for<C>([&](auto c) __attribute__((always_inline)) { acc[c] = Isa::zero_f(); });
     for (int64_t b = 0; b < nb; ++b) {
       if (!kPanel) prefetch_lines(pf.next + static_cast<size_t>(b) * static_cast<size_t>(pf.lines) * 64, pf.lines);
+      if (!kPanel && pf.lane_ahead != 0) prefetch_lanes(rows, pf.lane_ahead + static_cast<size_t>(b) * pf.unit_bytes, pf.unit_bytes);
       typename Dec::template Compute<C, kChains<C>> comp(b, tok, acc);
       if constexpr (kPanel && requires { Dec::kCustomReplay; }) {
         Dec::replay(panel[b], comp);
@@ -265,6 +279,10 @@ struct StripRunner {
       Prefetch pf;
       pf.next = a.prefetch;
       pf.lines = static_cast<int>(a.prefetch_lines_per(nb));
+      if (a.lane_prefetch != 0 && nb > 0) {
+        pf.lane_ahead = a.lane_prefetch;
+        pf.unit_bytes = a.w_row_bytes / static_cast<size_t>(nb);
+      }
       pass_n<false>(static_cast<int>(n_tok), rows, nullptr, nb, tok, a.y, a.ldy, n_rows, pf);
       return;
     }
