@@ -182,12 +182,13 @@ struct StripRunner {
     asm volatile("");
   }
 
-  // Lane streams: the lines [start, start + bytes) of every lane's stream.
+  // Lane streams: in every lane's stream, the lines that start within
+  // [start, start + bytes) - successive units prefetch each line once.
   // Out of line and kept alive as prefetch_lines is.
   [[gnu::noinline]] static void prefetch_lanes(const Rows<Isa>& rows, size_t start, size_t bytes) {
     for (int r = 0; r < kRows; ++r) {
-      const uintptr_t p = reinterpret_cast<uintptr_t>(rows.p[r]);
-      for (uintptr_t line = (p + start) & ~uintptr_t{63}; line < p + start + bytes; line += 64)
+      const uintptr_t p = reinterpret_cast<uintptr_t>(rows.p[r]) + start;
+      for (uintptr_t line = (p + 63) & ~uintptr_t{63}; line < p + bytes; line += 64)
         _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T1);
     }
     asm volatile("");
