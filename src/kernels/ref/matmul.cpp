@@ -336,7 +336,12 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
     for (int64_t s = s0; s < s1;) {
       while (s >= first_strip[j + 1]) ++j;
       const MatrixView& m = *jobs[j].w;
-      const int64_t e = std::min(s1, first_strip[j + 1]);  // this matrix's strips in the chunk
+      int64_t e = std::min(s1, first_strip[j + 1]);  // this matrix's strips in the chunk
+      // Lane streams start n_seg rows apart. An even n_seg can put the 16
+      // lanes' lines in a few L1 sets (row bytes 576 and 192 strips: all in
+      // one set of an 8-way L1, every load a conflict miss): an odd n_seg
+      // with its last strip read on its own spreads them over 16 sets.
+      if (interleave && (e - s) % 2 == 0 && e - s > 2) --e;
       const int64_t row0 = (s - first_strip[j]) * rows_per_strip;
       const int64_t n = std::min((e - first_strip[j]) * rows_per_strip, m.n_out) - row0;
       const int64_t n_seg = e - s;
