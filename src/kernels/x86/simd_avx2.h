@@ -11,6 +11,8 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -96,10 +98,11 @@ struct Avx2 {
     return _mm256_cvtph_ps(packed);
   }
 
-  static VI row_offsets(const uint8_t* const* rows) {
-    alignas(32) int32_t o[kRows];
-    for (int r = 0; r < kRows; ++r) o[r] = static_cast<int32_t>(rows[r] - rows[0]);
-    return _mm256_load_si256(reinterpret_cast<const __m256i*>(o));
+  // As Avx512::row_offsets: lane r = min(r, n - 1) * stride.
+  static VI row_offsets(size_t stride, int64_t n) {
+    const VI lane = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+    const VI row = _mm256_min_epi32(lane, _mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n, kRows) - 1)));
+    return _mm256_mullo_epi32(row, _mm256_set1_epi32(static_cast<int>(stride)));
   }
   static VI gather32(const uint8_t* base, VI idx) {
     return _mm256_i32gather_epi32(reinterpret_cast<const int*>(base), idx, 1);

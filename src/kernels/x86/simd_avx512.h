@@ -6,6 +6,8 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -76,11 +78,14 @@ struct Avx512 {
   [[gnu::always_inline]] static VF half_lo(VI a) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(a)); }
 
   // Lane r = the 32-bit word at rows[r] + off, i.e. a gather relative to
-  // rows[0] with idx = row_offsets(rows).
-  static VI row_offsets(const uint8_t* const* rows) {
-    alignas(64) int32_t o[kRows];
-    for (int r = 0; r < kRows; ++r) o[r] = static_cast<int32_t>(rows[r] - rows[0]);
-    return _mm512_load_si512(o);
+  // rows[0] with idx = row_offsets(stride, n): lane r's row is min(r, n - 1)
+  // rows on (the Rows layout), computed in registers - built from the
+  // pointer array on the stack, it cost every strip a store-to-load round
+  // trip. stride * 15 fits in int32 (matmul sends longer rows elsewhere).
+  static VI row_offsets(size_t stride, int64_t n) {
+    const VI lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const VI row = _mm512_min_epi32(lane, _mm512_set1_epi32(static_cast<int>(std::min<int64_t>(n, kRows) - 1)));
+    return _mm512_mullo_epi32(row, _mm512_set1_epi32(static_cast<int>(stride)));
   }
   static VI gather32(const uint8_t* base, VI idx) { return _mm512_i32gather_epi32(idx, base, 1); }
 

@@ -143,7 +143,7 @@ struct StripRunner {
       const int64_t rr = r < n_rows ? r : n_rows - 1;
       rows.p[r] = w + static_cast<size_t>(rr) * stride;
     }
-    rows.idx = Isa::row_offsets(rows.p);
+    rows.idx = Isa::row_offsets(stride, n_rows);
     return rows;
   }
 
