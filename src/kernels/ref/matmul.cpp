@@ -352,21 +352,37 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
         // n_seg consecutive rows, so the chunk is read as rows_per_strip
         // long sequential streams (what the hardware prefetchers follow)
         // instead of strips of short rows side by side. Same bits per row.
-        float* const tmp = thread_strip_out(static_cast<size_t>(rows_per_strip * n_tokens));
+        // The outputs of kLaneBlock strips gather in the thread's buffer
+        // (strip i's lanes side by side), then go to y lane by lane: each
+        // lane's kLaneBlock outputs are consecutive in y. Copied strip by
+        // strip, every value was a load just after the vector store that
+        // wrote it and a store to another line of y.
+        constexpr int64_t kLaneBlock = 64;
+        const size_t tmp_ldy = static_cast<size_t>(rows_per_strip * kLaneBlock);
+        float* const tmp = thread_strip_out(tmp_ldy * static_cast<size_t>(n_tokens));
         a.w_stride = static_cast<size_t>(n_seg) * m.row_bytes;
         a.lane_prefetch = table.decode_lane_prefetch;
-        a.y = tmp;
-        a.ldy = static_cast<size_t>(rows_per_strip);
+        a.ldy = tmp_ldy;
         a.prefetch = nullptr;
         a.prefetch_bytes = 0;
-        for (int64_t i = 0; i < n_seg; ++i) {
-          a.w = m.data + static_cast<size_t>(row0 + i) * m.row_bytes;
-          a.n_rows = std::min(rows_per_strip, (n - i + n_seg - 1) / n_seg);
-          strip(a);
-          for (int64_t t = 0; t < n_tokens; ++t)
-            for (int64_t r = 0; r < a.n_rows; ++r)
-              jobs[j].y[static_cast<size_t>(t * m.n_out + row0 + r * n_seg + i)] =
-                  tmp[static_cast<size_t>(t * rows_per_strip + r)];
+        for (int64_t i0 = 0; i0 < n_seg; i0 += kLaneBlock) {
+          const int64_t i1 = std::min(n_seg, i0 + kLaneBlock);
+          for (int64_t i = i0; i < i1; ++i) {
+            a.w = m.data + static_cast<size_t>(row0 + i) * m.row_bytes;
+            a.n_rows = std::min(rows_per_strip, (n - i + n_seg - 1) / n_seg);
+            a.y = tmp + static_cast<size_t>((i - i0) * rows_per_strip);
+            strip(a);
+          }
+          // Lane r of strip i holds row r * n_seg + i, real while < n.
+          for (int64_t t = 0; t < n_tokens; ++t) {
+            const float* const src = tmp + static_cast<size_t>(t) * tmp_ldy;
+            float* const dst = jobs[j].y + static_cast<size_t>(t * m.n_out + row0);
+            for (int64_t r = 0; r < rows_per_strip; ++r) {
+              const int64_t end = std::min(i1, n - r * n_seg);
+              for (int64_t i = i0; i < end; ++i)
+                dst[static_cast<size_t>(r * n_seg + i)] = src[static_cast<size_t>((i - i0) * rows_per_strip + r)];
+            }
+          }
         }
       } else {
         a.w_stride = m.row_bytes;
