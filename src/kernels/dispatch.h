@@ -66,12 +66,12 @@ struct StripArgs {
   float* y = nullptr;
   size_t ldy = 0;
   uint8_t* scratch = nullptr;  // scratch_bytes(n_in) bytes, 64-byte aligned, private to the thread
-  // Bytes of one weight row (w_stride may span several rows).
-  size_t w_row_bytes = 0;
-  // Lane streams (DecodeWalk::kLaneStreams): each row's lane prefetches its
-  // own stream this many bytes ahead while it is read (0: none). A lane's
-  // next row follows its current one, so "ahead" runs on into it.
+  // Lane streams (DecodeWalk::kLaneStreams, w_stride spanning several
+  // rows): each row's lane prefetches its own stream lane_prefetch bytes
+  // ahead while it is read (0: none), in rows of w_row_bytes. A lane's next
+  // row follows its current one, so "ahead" runs on into it.
   size_t lane_prefetch = 0;
+  size_t w_row_bytes = 0;
   // What the caller reads next, for the kernel to prefetch while it works
   // (null: nothing worth it).
   const uint8_t* prefetch = nullptr;

@@ -4,10 +4,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/log.h"
+#include "common/scoped_env.h"
 
 namespace kazeia {
 namespace {
@@ -19,8 +21,7 @@ void capture_cpu_log(LogLevel, std::string_view line) { g_cpu_log_lines->emplace
 class CpuFeaturesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const char* env = std::getenv("KAZEIA_CPU_LEVEL")) saved_env_ = env, had_env_ = true;
-    unsetenv("KAZEIA_CPU_LEVEL");
+    env_.emplace("KAZEIA_CPU_LEVEL", nullptr);
     saved_level_ = log_level();
     set_log_level(LogLevel::kWarn);
     g_cpu_log_lines = &lines_;
@@ -30,11 +31,7 @@ class CpuFeaturesTest : public ::testing::Test {
     set_log_sink(saved_sink_);
     g_cpu_log_lines = nullptr;
     set_log_level(saved_level_);
-    if (had_env_) {
-      setenv("KAZEIA_CPU_LEVEL", saved_env_.c_str(), 1);
-    } else {
-      unsetenv("KAZEIA_CPU_LEVEL");
-    }
+    env_.reset();  // KAZEIA_CPU_LEVEL as it was
     redetect_cpu_features_for_testing();
   }
   const CpuFeatures& detect_with(const char* value) {
@@ -48,8 +45,7 @@ class CpuFeaturesTest : public ::testing::Test {
   }
 
   std::vector<std::string> lines_;
-  std::string saved_env_;
-  bool had_env_ = false;
+  std::optional<testing::ScopedEnv> env_;
   LogLevel saved_level_ = LogLevel::kWarn;
   LogSink saved_sink_ = nullptr;
 };

@@ -14,7 +14,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -22,6 +21,7 @@
 
 #include "base/scratch.h"
 #include "base/thread_pool.h"
+#include "common/scoped_env.h"
 #include "kernel_test_util.h"
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
@@ -447,31 +447,7 @@ TEST(Dispatch, TablesAreConsistent) {
   }
 }
 
-// Sets an environment variable for one scope, then puts it back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) saved_ = old;
-    had_ = std::getenv(name) != nullptr;
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_, saved_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::string saved_;
-  bool had_ = false;
-};
+using kazeia::testing::ScopedEnv;
 
 TEST(Dispatch, DecodeWalkFollowsTheCpuAndTheEnvironment) {
   {

@@ -294,7 +294,6 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
     StripArgs a;
     a.n_in = w.n_in;
     a.w_stride = w.row_bytes;
-    a.w_row_bytes = w.row_bytes;
     a.x = acts;
     a.scratch = scratch;
     a.dot = k->dot;
@@ -315,13 +314,11 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
         const int64_t r0 = s * rows_per_strip;
         a.n_rows = std::min(rows_per_strip, g.n_out - r0);
         a.w_stride = g.row_bytes;
-        a.w_row_bytes = g.row_bytes;
         a.w = g.data + static_cast<size_t>(r0) * g.row_bytes;
         a.y = g_out;
         a.prefetch = u.data + static_cast<size_t>(r0) * u.row_bytes;  // read next
         strip(a);
         a.w_stride = u.row_bytes;
-        a.w_row_bytes = u.row_bytes;
         a.w = u.data + static_cast<size_t>(r0) * u.row_bytes;
         a.y = u_out;
         a.prefetch = g.data + static_cast<size_t>(r0 + a.n_rows) * g.row_bytes;  // past the end: a hint
@@ -345,7 +342,6 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
       const int64_t row0 = (s - first_strip[j]) * rows_per_strip;
       const int64_t n = std::min((e - first_strip[j]) * rows_per_strip, m.n_out) - row0;
       const int64_t n_seg = e - s;
-      a.w_row_bytes = m.row_bytes;
       if (interleave && n_seg > 1 &&
           static_cast<size_t>(n_seg) * m.row_bytes <= (size_t{1} << 31) / static_cast<size_t>(rows_per_strip)) {
         // Lane r of strip i takes row row0 + r * n_seg + i: each lane walks
@@ -361,6 +357,7 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
         const size_t tmp_ldy = static_cast<size_t>(rows_per_strip * kLaneBlock);
         float* const tmp = thread_strip_out(tmp_ldy * static_cast<size_t>(n_tokens));
         a.w_stride = static_cast<size_t>(n_seg) * m.row_bytes;
+        a.w_row_bytes = m.row_bytes;
         a.lane_prefetch = table.decode_lane_prefetch;
         a.ldy = tmp_ldy;
         a.prefetch = nullptr;
@@ -386,6 +383,7 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
         }
       } else {
         a.w_stride = m.row_bytes;
+        a.lane_prefetch = 0;
         a.ldy = static_cast<size_t>(m.n_out);
         for (int64_t i = s; i < e; ++i) {
           const int64_t r0 = (i - first_strip[j]) * rows_per_strip;
@@ -398,7 +396,6 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
           strip(a);
         }
       }
-      a.lane_prefetch = 0;
       s = e;
     }
   };
