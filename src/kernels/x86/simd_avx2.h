@@ -132,6 +132,12 @@ struct Avx2 {
     t[3] = _mm256_unpackhi_epi64(t01hi, t23hi);
   }
 
+  // As Avx512::load_t8: load_t4 at off and at off + 16.
+  [[gnu::always_inline]] static void load_t8(const uint8_t* const* rows, size_t off, VI t[8]) {
+    load_t4(rows, off, t);
+    load_t4(rows, off + 16, t + 4);
+  }
+
   static void store_rows(float* y, VF v, int n) {
     if (n == kRows) {
       _mm256_storeu_ps(y, v);

@@ -256,8 +256,7 @@ struct DecQ4_K : KDec<Isa, FmtQ4_K> {
     // Bytes 32c..32c+31 of qs: low nibbles are sub-block 2c, high 2c + 1.
     static_for<4>([&](auto c) __attribute__((always_inline)) {
       VI t[8];
-      Isa::load_t4(rows.p, base + 16 + 32 * c, t);
-      Isa::load_t4(rows.p, base + 32 + 32 * c, t + 4);
+      Isa::load_t8(rows.p, base + 16 + 32 * c, t);
       const VI m = Isa::splat8(0x0F);
       static_for<8>([&](auto k) __attribute__((always_inline)) { sink.template w<16 * c + k>(Isa::and_(t[k], m)); });
       static_for<8>([&](auto k) __attribute__((always_inline)) { sink.template w<16 * c + 8 + k>(Isa::and_(Isa::template srl16<4>(t[k]), m)); });
@@ -278,13 +277,11 @@ struct DecQ5_K : KDec<Isa, FmtQ5_K> {
     k4_header(rows, base, sink);
     // qh: element 32s + l has its 5th bit in bit s of qh[l].
     VI qh[8];
-    Isa::load_t4(rows.p, base + 16, qh);
-    Isa::load_t4(rows.p, base + 32, qh + 4);
+    Isa::load_t8(rows.p, base + 16, qh);
     const VI m = Isa::splat8(0x0F), sixteen = Isa::splat8(0x10);
     static_for<4>([&](auto c) __attribute__((always_inline)) {
       VI t[8];
-      Isa::load_t4(rows.p, base + 48 + 32 * c, t);
-      Isa::load_t4(rows.p, base + 64 + 32 * c, t + 4);
+      Isa::load_t8(rows.p, base + 48 + 32 * c, t);
       static_for<8>([&](auto k) __attribute__((always_inline)) {
         const VI hb = move_bit<Isa, 2 * c, 4>(qh[k]);
         sink.template w<16 * c + k>(Isa::or_and(Isa::and_(t[k], m), hb, sixteen));
@@ -323,11 +320,15 @@ struct DecQ6_K : KDec<Isa, FmtQ6_K> {
     // bits from bits 2m, 2m + 1 of qh'.
     const VI m4 = Isa::splat8(0x0F), top = Isa::splat8(0x30);
     static_for<2>([&](auto h) __attribute__((always_inline)) {
+      // Both kq's words of a, b and qh' at once (32 bytes per row each).
+      VI a8[8], bb8[8], qh8[8];
+      Isa::load_t8(rows.p, base + 64 * h, a8);
+      Isa::load_t8(rows.p, base + 64 * h + 32, bb8);
+      Isa::load_t8(rows.p, base + 128 + 32 * h, qh8);
       static_for<2>([&](auto kq) __attribute__((always_inline)) {
-        VI a[4], bb[4], qh[4];
-        Isa::load_t4(rows.p, base + 64 * h + 16 * kq, a);
-        Isa::load_t4(rows.p, base + 64 * h + 32 + 16 * kq, bb);
-        Isa::load_t4(rows.p, base + 128 + 32 * h + 16 * kq, qh);
+        const VI* a = a8 + 4 * kq;
+        const VI* bb = bb8 + 4 * kq;
+        const VI* qh = qh8 + 4 * kq;
         static_for<4>([&](auto m) __attribute__((always_inline)) {
           static_for<4>([&](auto j) __attribute__((always_inline)) {
             const VI src = m % 2 == 0 ? a[j] : bb[j];
@@ -380,8 +381,7 @@ struct DecQ2_K : KDec<Isa, FmtQ2_K> {
     });
     static_for<2>([&](auto j) __attribute__((always_inline)) {
       VI q[8];
-      Isa::load_t4(rows.p, base + 16 + 32 * j, q);
-      Isa::load_t4(rows.p, base + 32 + 32 * j, q + 4);
+      Isa::load_t8(rows.p, base + 16 + 32 * j, q);
       static_for<4>([&](auto p) __attribute__((always_inline)) {
         static_for<8>([&](auto m) __attribute__((always_inline)) { sink.template w<32 * j + 8 * p + m>(plane2<Isa, p>(q[m])); });
       });
@@ -419,13 +419,11 @@ struct DecQ3_K : KDec<Isa, FmtQ3_K> {
       sink.template iscale<u>(Isa::sub32(v, Isa::splat32(32)));
     });
     VI hm[8];  // hmask: element 32p + l has its high bit in bit p of hmask[l]
-    Isa::load_t4(rows.p, base, hm);
-    Isa::load_t4(rows.p, base + 16, hm + 4);
+    Isa::load_t8(rows.p, base, hm);
     const VI four = Isa::splat8(0x04);
     static_for<2>([&](auto j) __attribute__((always_inline)) {
       VI q[8];
-      Isa::load_t4(rows.p, base + 32 + 32 * j, q);
-      Isa::load_t4(rows.p, base + 48 + 32 * j, q + 4);
+      Isa::load_t8(rows.p, base + 32 + 32 * j, q);
       static_for<4>([&](auto p) __attribute__((always_inline)) {
         static_for<8>([&](auto m) __attribute__((always_inline)) {
           const VI hb = move_bit<Isa, 4 * j + p, 2>(hm[m]);

@@ -286,33 +286,46 @@ struct StreamDec {
   template <class Sink>
   [[gnu::always_inline]] static void unpack(const Rows<Isa>& rows, int64_t g, Sink& sink) {
     const size_t base = static_cast<size_t>(Fmt::kBytes) * 8 * static_cast<size_t>(g);
-    static_for<kChunks>([&](auto c) __attribute__((always_inline)) {
-      VI t[4];
-      Isa::load_t4(rows.p, base + 16 * c, t);
-      // The scales found in this chunk first, then its quants.
-      static_for<8>([&](auto beta) __attribute__((always_inline)) {
-        constexpr int dw = kLayout.d_word(beta);
-        if constexpr (dw / 4 == c) {
-          const VI word = t[dw % 4];
-          sink.template scale<beta>(Isa::half_lo(kLayout.d_high(beta) ? Isa::template srl32<16>(word) : word));
-        }
+    // Chunks read two at a time (Isa::load_t8), an odd last one alone.
+    static_for<(kChunks + 1) / 2>([&](auto pair) __attribute__((always_inline)) {
+      constexpr int c0 = 2 * pair;
+      VI t8[8];
+      if constexpr (c0 + 1 < kChunks) {
+        Isa::load_t8(rows.p, base + 16 * c0, t8);
+      } else {
+        Isa::load_t4(rows.p, base + 16 * c0, t8);
+      }
+      static_for<c0 + 1 < kChunks ? 2 : 1>([&](auto h) __attribute__((always_inline)) {
+        chunk<c0 + h>(t8 + 4 * h, sink);
       });
-      static_for<4>([&](auto k) __attribute__((always_inline)) {
-        constexpr int word = 4 * c + k;
-        if constexpr (kNibbles) {
-          const VI m = Isa::splat8(0x0F);
-          sink.template w<2 * word>(Isa::and_(t[k], m));
-          if constexpr (raw_high<Sink>()) {
-            sink.template w<2 * word + 1>(Isa::and_(t[k], Isa::splat8(0xF0)));
-          } else {
-            sink.template w<2 * word + 1>(Isa::and_(Isa::template srl16<4>(t[k]), m));
-          }
-        } else if constexpr (kSigned) {
-          sink.template w<word>(t[k]);
+    });
+  }
+
+  // The scales found in chunk c (its transposed words t), then its quants.
+  template <int c, class Sink>
+  [[gnu::always_inline]] static void chunk(const VI* t, Sink& sink) {
+    static_for<8>([&](auto beta) __attribute__((always_inline)) {
+      constexpr int dw = kLayout.d_word(beta);
+      if constexpr (dw / 4 == c) {
+        const VI word = t[dw % 4];
+        sink.template scale<beta>(Isa::half_lo(kLayout.d_high(beta) ? Isa::template srl32<16>(word) : word));
+      }
+    });
+    static_for<4>([&](auto k) __attribute__((always_inline)) {
+      constexpr int word = 4 * c + k;
+      if constexpr (kNibbles) {
+        const VI m = Isa::splat8(0x0F);
+        sink.template w<2 * word>(Isa::and_(t[k], m));
+        if constexpr (raw_high<Sink>()) {
+          sink.template w<2 * word + 1>(Isa::and_(t[k], Isa::splat8(0xF0)));
         } else {
-          sink.template w<word>(Isa::xor_(t[k], Isa::splat8(0x80)));
+          sink.template w<2 * word + 1>(Isa::and_(Isa::template srl16<4>(t[k]), m));
         }
-      });
+      } else if constexpr (kSigned) {
+        sink.template w<word>(t[k]);
+      } else {
+        sink.template w<word>(Isa::xor_(t[k], Isa::splat8(0x80)));
+      }
     });
   }
 
