@@ -42,10 +42,11 @@ const char* decode_walk_name(DecodeWalk walk) {
 // and unprefetched lane streams at 33-40; Qwen3.5-0.8B Q4_0 45.0 / 38.3 /
 // 27.1 t/s (512 to 1536 bytes ahead: within the noise). Its prefetchers lose
 // track of 16 streams per core read 16 bytes at a time (a plain read of
-// them ran at 10 GB/s against 24 for one stream). Lane streams without a
-// prefetch were chosen on an Intel Sapphire Rapids, against strips whose
-// prefetch had been compiled away (strip_runner.h): there the other two are
-// still to be measured.
+// them ran at 10 GB/s against 24 for one stream). On an Intel Xeon with
+// AMX (model 207, 2 vCPUs, same method, 5 runs each) lane streams without a
+// prefetch win: Qwen3-0.6B Q4_0 98.9 t/s against 88.3 prefetched and 80.7
+// for prefetched strips, Qwen3.5-0.8B Q8_0 50.6 / 47.0 / 37.4 - its
+// streamers follow the 16 lanes, and the prefetches only add load uops.
 DecodeWalk default_decode_walk() {
   if (const char* env = std::getenv("KAZEIA_DECODE_WALK"); env != nullptr && *env != '\0') {
     if (std::strcmp(env, "lanes") == 0) return DecodeWalk::kLaneStreams;
