@@ -45,8 +45,8 @@ const char* decode_walk_name(DecodeWalk walk) {
 // them ran at 10 GB/s against 24 for one stream). On an Intel Xeon with
 // AMX (model 207, 2 vCPUs, same method, 5 runs each) lane streams without a
 // prefetch win: Qwen3-0.6B Q4_0 98.9 t/s against 88.3 prefetched and 80.7
-// for prefetched strips, Qwen3.5-0.8B Q8_0 50.6 / 47.0 / 37.4 - its
-// streamers follow the 16 lanes, and the prefetches only add load uops.
+// for prefetched strips, Qwen3.5-0.8B Q8_0 50.6 / 47.0 / 37.4: there the
+// hardware streamers keep up with the 16 lanes on their own.
 DecodeWalk default_decode_walk() {
   if (const char* env = std::getenv("KAZEIA_DECODE_WALK"); env != nullptr && *env != '\0') {
     if (std::strcmp(env, "lanes") == 0) return DecodeWalk::kLaneStreams;

@@ -228,8 +228,7 @@ TEST_P(SimdTables, LargeOutputsEqualSmallBatches) {
 // matmuls with the same table, then the reference swiglu, bit for bit.
 // Batches that fuse (more than 4 tokens; 130 x 2064 outputs also stream)
 // and ones that do not (1 and 3 tokens), partial last strips (37 rows),
-// decode segments read as lane streams that are even (120 rows: split) and
-// span several 64-strip blocks (2087 rows), 1 and 2 threads.
+// 1 and 2 threads.
 TEST_P(SimdTables, MatmulSwigluEqualsItsSteps) {
   const TensorType type = GetParam();
   const int64_t n_in = is_k_quant(type) ? 256 : 64;
@@ -237,7 +236,7 @@ TEST_P(SimdTables, MatmulSwigluEqualsItsSteps) {
   uint32_t seed = 40;
   for (const KernelTable* table : available_kernel_tables()) {
     SCOPED_TRACE(table->name);
-    for (const auto& [n_out, n_tokens] : {std::pair<int64_t, int64_t>{37, 1}, {37, 3}, {37, 19}, {120, 2}, {2087, 1}, {2064, 130}}) {
+    for (const auto& [n_out, n_tokens] : {std::pair<int64_t, int64_t>{37, 1}, {37, 3}, {37, 19}, {2064, 130}}) {
       ++seed;
       if (n_out * n_tokens > 100000 && !may_stream(*table)) continue;
       const Weights wg = make_weights(type, n_in, n_out, seed, 0), wu = make_weights(type, n_in, n_out, seed + 50, 0);

@@ -391,10 +391,11 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
           a.n_rows = std::min(rows_per_strip, m.n_out - r0);
           a.y = jobs[j].y + r0;
           // The next strip's rows (past the matrix's end: harmless hints).
-          // Not with lane streams, where this is a segment's lone last
-          // strip: what follows is the next segment's lane heads, and a
-          // whole strip of prefetches issued over its few units (68 lines
-          // per unit at 1024 Q8_0 inputs) held ~0.9 % of a decode's samples.
+          // Not in lane-stream mode, where this branch reads only a lone
+          // strip (a segment's split-off last one, or rows too long for
+          // lanes) and what follows is read as lane streams: a whole strip
+          // of prefetches over its few units (68 lines per unit at 1024
+          // Q8_0 inputs) held ~0.9 % of a decode's samples.
           a.prefetch = interleave ? nullptr : a.w + static_cast<size_t>(a.n_rows) * m.row_bytes;
           a.prefetch_bytes = static_cast<size_t>(rows_per_strip) * m.row_bytes;
           strip(a);
