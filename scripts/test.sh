@@ -36,11 +36,11 @@ run_binary() {
   fi
 }
 export -f run_binary
-# Longest first, so the two workers end together: test_models (two minutes
-# under ASan, the golden forward passes) runs as two shards; the others in
-# the order of their last measured times, any new binary at the end.
+# Longest first, so the two workers end together: test_models and
+# test_kernels (about a minute each under ASan) run as two shards each; the
+# others in the order of their last measured times, any new binary at the end.
 sanitize_jobs() {
-  local known=(test_models:2 test_agent:1 test_text:1 test_kernels:1 test_format:1 test_tensor:1 test_api:1)
+  local known=(test_models:2 test_kernels:2 test_format:1 test_text:1 test_api:1 test_tensor:1 test_agent:1)
   local entry name shards i listed=" "
   for entry in "${known[@]}"; do
     name="${entry%%:*}" shards="${entry##*:}"

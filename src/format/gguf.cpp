@@ -244,12 +244,7 @@ class Parser {
       case ValueType::kInt64: return read_scalar<int64_t>(out);
       case ValueType::kFloat64: return read_scalar<double>(out);
       case ValueType::kBool: return read_bool(out);
-      case ValueType::kString: {
-        std::string s;
-        KZ_RETURN_IF_ERROR(read_string(s));
-        out.v = std::move(s);
-        return OkStatus();
-      }
+      case ValueType::kString: return read_string(out.v.emplace<std::string>());
       case ValueType::kArray: return read_array(depth + 1, out);
     }
     return invalid(where() + ": unknown value type");  // read_value_type rules this out
@@ -276,11 +271,11 @@ class Parser {
                                    "array (of " + std::string(value_type_name(array.element_type)) + ")"));
     array.items.reserve(count);  // safe: count * min size <= remaining bytes
     array_path_.emplace_back(0, count);
+    // Items are read in place, no temporary Value and move per item (a
+    // vocabulary is 150k-250k strings).
     for (uint64_t i = 0; i < count; ++i) {
       array_path_.back().first = i;
-      Value item;
-      KZ_RETURN_IF_ERROR(read_value(array.element_type, level, item));
-      array.items.push_back(std::move(item));
+      KZ_RETURN_IF_ERROR(read_value(array.element_type, level, array.items.emplace_back()));
     }
     array_path_.pop_back();
     out.v = std::move(array);

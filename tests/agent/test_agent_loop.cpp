@@ -52,6 +52,32 @@ const std::string& generated_model() {
   return path;
 }
 
+// The tokenizer and chat template of one model file, read once per process
+// and only read by the tests (the loop takes them as const pointers):
+// building a 150k-250k-token vocabulary was nine tenths of each test's time
+// under the sanitizers.
+struct ModelText {
+  text::Tokenizer tokenizer;
+  text::ChatTemplate chat_template;
+};
+
+const ModelText* model_text(const std::string& path) {
+  static std::map<std::string, std::unique_ptr<ModelText>> cache;
+  if (auto it = cache.find(path); it != cache.end()) return it->second.get();
+  auto file = gguf::File::open(path);
+  if (!file.ok()) {
+    ADD_FAILURE() << file.status().to_string();
+    return nullptr;
+  }
+  auto tok = text::Tokenizer::from_gguf(*file);
+  if (!tok.ok()) {
+    ADD_FAILURE() << tok.status().to_string();
+    return nullptr;
+  }
+  auto model = std::make_unique<ModelText>(ModelText{std::move(tok.value()), text::ChatTemplate::from_gguf(*file)});
+  return cache.emplace(path, std::move(model)).first->second.get();
+}
+
 // Records when each tool ran, to check that one round's calls overlap.
 struct Spans {
   std::mutex mu;
@@ -89,12 +115,10 @@ class AgentLoopTest : public ::testing::TestWithParam<ModelKind> {
       path = kazeia::testing::shared_model(GetParam() == ModelKind::kSharedQwen3 ? "qwen3-kq-q4_k_m.gguf"
                                                                                   : "qwen35-chat-q8_0.gguf");
     }
-    auto file = gguf::File::open(path);
-    ASSERT_TRUE(file.ok()) << file.status().to_string();
-    auto tok = text::Tokenizer::from_gguf(*file);
-    ASSERT_TRUE(tok.ok()) << tok.status().to_string();
-    tokenizer_.emplace(std::move(tok.value()));
-    chat_template_.emplace(text::ChatTemplate::from_gguf(*file));
+    const ModelText* model = model_text(path);
+    ASSERT_NE(model, nullptr);
+    tokenizer_ = &model->tokenizer;
+    chat_template_ = &model->chat_template;
     end_id_ = tokenizer_->find_token("<|im_end|>");
     ASSERT_GE(end_id_, 0);
     xml_ = chat_template_->family() == text::ChatTemplateFamily::kQwen35;
@@ -129,8 +153,8 @@ class AgentLoopTest : public ::testing::TestWithParam<ModelKind> {
   Result<AgentLoop> make_loop(ScriptedGenerator& gen, AgentLoopOptions options = {},
                               std::shared_ptr<MemoryStore> memory = nullptr) {
     AgentLoopDeps deps;
-    deps.tokenizer = &*tokenizer_;
-    deps.chat_template = &*chat_template_;
+    deps.tokenizer = tokenizer_;
+    deps.chat_template = chat_template_;
     deps.generator = &gen;
     deps.tools = registry_;
     deps.memory = std::move(memory);
@@ -141,8 +165,8 @@ class AgentLoopTest : public ::testing::TestWithParam<ModelKind> {
     return ScriptedGenerator(*tokenizer_, std::move(rounds), end_id_);
   }
 
-  std::optional<text::Tokenizer> tokenizer_;
-  std::optional<text::ChatTemplate> chat_template_;
+  const text::Tokenizer* tokenizer_ = nullptr;
+  const text::ChatTemplate* chat_template_ = nullptr;
   int32_t end_id_ = -1;
   bool xml_ = false;
   bool qwen_template_ = false;
@@ -460,8 +484,8 @@ TEST_P(AgentLoopTest, MemoryToolCallsStoreInTheConversation) {
 TEST_P(AgentLoopTest, FiredTimersAreAnnouncedWithTheNextMessage) {
   auto gen = scripted({{think("ok") + "Noted."}});
   AgentLoopDeps deps;
-  deps.tokenizer = &*tokenizer_;
-  deps.chat_template = &*chat_template_;
+  deps.tokenizer = tokenizer_;
+  deps.chat_template = chat_template_;
   deps.generator = &gen;
   deps.timers = timers_;
   auto loop = AgentLoop::create(std::move(deps), {});
@@ -517,8 +541,8 @@ class FullGenerator final : public TokenGenerator {
 TEST_P(AgentLoopTest, GeneratorFailureIsReportedAndReturned) {
   FullGenerator gen;
   AgentLoopDeps deps;
-  deps.tokenizer = &*tokenizer_;
-  deps.chat_template = &*chat_template_;
+  deps.tokenizer = tokenizer_;
+  deps.chat_template = chat_template_;
   deps.generator = &gen;
   auto loop = AgentLoop::create(std::move(deps), {});
   ASSERT_TRUE(loop.ok());
