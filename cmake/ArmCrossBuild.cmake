@@ -66,6 +66,8 @@ function(kazeia_arm_layer_tests LAYER)
   target_link_libraries(test_${LAYER} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
   target_include_directories(test_${LAYER} PRIVATE ${tests_dir})
   set_target_properties(test_${LAYER} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  # Test code is glue around the libraries (built -O3), as on x86: -O1.
+  target_compile_options(test_${LAYER} PRIVATE -O1)
   # Debian's aarch64 GCC 12.2 crashes (internal compiler error in
   # vect_transform_reduction) vectorizing the tests' double-precision
   # std::fmax reductions at -O3; test loops need no vectorizing.

@@ -4,15 +4,16 @@
 # all of test_base, test_tensor, test_kernels; the kernel tests compare
 # every table this CPU can run (scalar, neon, dotprod, i8mm) with the
 # references. `scripts/test-arm.sh neon scalar` adds runs with
-# KAZEIA_CPU_LEVEL set (labels kernels and base): the dispatch override on
+# KAZEIA_CPU_LEVEL set (test_base and test_kernels): the dispatch override on
 # ARM. CI runs max only (each extra level is ~45 s of its 20 minutes).
-# Prints ctest's summary line for each; exits non-zero if any run fails, or
+# Each test binary runs as one qemu process (test_kernels as two shards),
+# $JOBS at a time: one process per test case, as ctest runs them, spent a
+# quarter of the step starting qemu 344 times. (ctest in the build directory
+# still works, one test at a time.)
+# Prints a summary line for each level; exits non-zero if any run fails, or
 # if the max run skipped an ARM kernel test (qemu lacking dotprod / i8mm
 # would otherwise pass silently).
 #
-# Needs: g++-aarch64-linux-gnu, qemu-user, libgtest-dev (GoogleTest sources,
-# built here for aarch64), cmake, ninja. The build goes to build-arm/
-# (KAZEIA_ARM_BUILD_DIR overrides); JOBS sets the parallelism (default 2).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -48,35 +49,65 @@ cmake -G Ninja -S "$ROOT" -B "$BUILD" \
 ninja -C "$BUILD" -j "$JOBS" test_base test_tensor test_kernels
 echo "== test-arm: built in $((SECONDS - start)) s"
 
+# As the toolchain file's CMAKE_CROSSCOMPILING_EMULATOR (no spaces in it).
+export QEMU_CMD="qemu-aarch64 -cpu max -L /usr/aarch64-linux-gnu"
+# One shard of one binary: its gtest output to a log, one line on stdout.
+run_shard() {
+  local bin="$1" shard="$2" shards="$3" log="$4"
+  # shellcheck disable=SC2086  # QEMU_CMD is split into its words on purpose
+  if GTEST_SHARD_INDEX="$shard" GTEST_TOTAL_SHARDS="$shards" timeout 900 $QEMU_CMD "$bin" >"$log" 2>&1; then
+    echo "$(basename "$bin") [$((shard + 1))/$shards]: $(grep -E '^\[  PASSED  \]' "$log" | tail -1)"
+  else
+    echo "$(basename "$bin") [$((shard + 1))/$shards]: FAILED (log: $log)"
+    return 1
+  fi
+}
+export -f run_shard
+
 failed=0
 summaries=()
 for level in max "$@"; do
-  log="$BUILD/ctest-$level.log"
   t0=$SECONDS
   echo "== test-arm: level $level"
-  ctest_args=(--test-dir "$BUILD" -j "$JOBS" --timeout 600 --output-on-failure)
   if [[ $level == max ]]; then
-    env -u KAZEIA_CPU_LEVEL ctest "${ctest_args[@]}" >"$log" 2>&1 || failed=1
+    jobs_list=("test_kernels 0 2" "test_kernels 1 2" "test_tensor 0 1" "test_base 0 1")
+    unset KAZEIA_CPU_LEVEL
   else
-    KAZEIA_CPU_LEVEL=$level ctest "${ctest_args[@]}" -L 'kernels|base' >"$log" 2>&1 || failed=1
+    jobs_list=("test_kernels 0 2" "test_kernels 1 2" "test_base 0 1")
+    export KAZEIA_CPU_LEVEL=$level
   fi
+  logs=() lines=()
+  for j in "${jobs_list[@]}"; do
+    read -r name shard shards <<<"$j"
+    logs+=("$BUILD/$name.$level.$shard.log")
+    lines+=("$BUILD/$name $shard $shards $BUILD/$name.$level.$shard.log")
+  done
+  printf '%s\n' "${lines[@]}" | xargs -P "$JOBS" -L 1 bash -c 'run_shard "$@"' _ || failed=1
+  unset KAZEIA_CPU_LEVEL
   # On failure: the gtest failure messages (capped) and the failed tests.
-  if grep -q 'The following tests FAILED' "$log"; then
-    grep -A6 -E '(Failure|error:)$' "$log" | head -80
-    sed -n '/The following tests FAILED/,$p' "$log"
-    echo "(full log: $log)"
-  fi
-  summary="$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" || echo "no ctest summary (see $log)")"
-  skipped="$(grep -cE '\(Skipped\)$' "$log" || true)"
-  line="$level: $summary; $skipped skipped; $((SECONDS - t0)) s"
+  for log in "${logs[@]}"; do
+    if grep -q '^\[  FAILED  \]' "$log" || ! grep -q '^\[  PASSED  \]' "$log"; then
+      grep -A6 -E '(Failure|error:)$' "$log" | head -80
+      grep -E '^\[  FAILED  \]' "$log" | head -40
+      tail -n 20 "$log"
+      echo "(full log: $log)"
+      failed=1
+    fi
+  done
+  passed=$(cat "${logs[@]}" | grep -E '^\[  PASSED  \]' | grep -oE '[0-9]+' | paste -sd+ | bc)
+  # gtest names each failed / skipped test twice (as it ends, and in the
+  # closing list): count names once.
+  n_failed=$(cat "${logs[@]}" | grep -E '^\[  FAILED  \] [A-Za-z]' | sed 's/^\[  FAILED  \] //; s/ (.*//; s/, where.*//' | sort -u | grep -c . || true)
+  skipped_names=$(cat "${logs[@]}" | grep -E '^\[  SKIPPED \] [A-Za-z]' | sed 's/^\[  SKIPPED \] //; s/ (.*//' | sort -u || true)
+  n_skipped=$(grep -c . <<<"$skipped_names" || true)
+  line="$level: ${passed:-0} tests passed, $n_failed failed; $n_skipped skipped; $((SECONDS - t0)) s"
   echo "$line"
   summaries+=("$line")
-  if [[ $level == max ]] && grep -E '\(Skipped\)' "$log" | grep -q 'Arm'; then
+  if [[ $level == max ]] && grep -q 'Arm' <<<"$skipped_names"; then
     echo "test-arm: ARM kernel tests were skipped at level max (does qemu -cpu max offer dotprod and i8mm?)" >&2
-    grep -E '\(Skipped\)' "$log" | grep 'Arm' | head -5 >&2
+    grep 'Arm' <<<"$skipped_names" | head -5 >&2
     failed=1
   fi
-  if [[ $summary == no\ ctest* ]]; then failed=1; fi
 done
 
 echo "== test-arm summary ($((SECONDS - start)) s)"
