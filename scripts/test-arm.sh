@@ -82,27 +82,29 @@ for level in max "$@"; do
     logs+=("$BUILD/$name.$level.$shard.log")
     lines+=("$BUILD/$name $shard $shards $BUILD/$name.$level.$shard.log")
   done
-  printf '%s\n' "${lines[@]}" | xargs -P "$JOBS" -L 1 bash -c 'run_shard "$@"' _ || failed=1
+  level_failed=0
+  printf '%s\n' "${lines[@]}" | xargs -P "$JOBS" -L 1 bash -c 'run_shard "$@"' _ || level_failed=1
   unset KAZEIA_CPU_LEVEL
   # On failure: the gtest failure messages (capped) and the failed tests.
   for log in "${logs[@]}"; do
     if grep -q '^\[  FAILED  \]' "$log" || ! grep -q '^\[  PASSED  \]' "$log"; then
-      grep -A6 -E '(Failure|error:)$' "$log" | head -80
-      grep -E '^\[  FAILED  \]' "$log" | head -40
+      { grep -A6 -E '(Failure|error:)$' "$log" | head -80; grep -E '^\[  FAILED  \]' "$log" | head -40; } || true
       tail -n 20 "$log"
       echo "(full log: $log)"
-      failed=1
+      level_failed=1
     fi
   done
-  passed=$(cat "${logs[@]}" | grep -E '^\[  PASSED  \]' | grep -oE '[0-9]+' | paste -sd+ | bc)
+  passed=$( (cat "${logs[@]}" | grep -E '^\[  PASSED  \]' | grep -oE '[0-9]+' | paste -sd+ | bc) || true)
   # gtest names each failed / skipped test twice (as it ends, and in the
   # closing list): count names once.
   n_failed=$(cat "${logs[@]}" | grep -E '^\[  FAILED  \] [A-Za-z]' | sed 's/^\[  FAILED  \] //; s/ (.*//; s/, where.*//' | sort -u | grep -c . || true)
   skipped_names=$(cat "${logs[@]}" | grep -E '^\[  SKIPPED \] [A-Za-z]' | sed 's/^\[  SKIPPED \] //; s/ (.*//' | sort -u || true)
   n_skipped=$(grep -c . <<<"$skipped_names" || true)
   line="$level: ${passed:-0} tests passed, $n_failed failed; $n_skipped skipped; $((SECONDS - t0)) s"
+  ((level_failed)) && line+=" - FAILED"
   echo "$line"
   summaries+=("$line")
+  ((level_failed)) && failed=1
   if [[ $level == max ]] && grep -q 'Arm' <<<"$skipped_names"; then
     echo "test-arm: ARM kernel tests were skipped at level max (does qemu -cpu max offer dotprod and i8mm?)" >&2
     grep 'Arm' <<<"$skipped_names" | head -5 >&2
