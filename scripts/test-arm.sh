@@ -14,6 +14,9 @@
 # if the max run skipped an ARM kernel test (qemu lacking dotprod / i8mm
 # would otherwise pass silently).
 #
+# Needs: g++-aarch64-linux-gnu, qemu-user, libgtest-dev (GoogleTest sources,
+# built here for aarch64), cmake, ninja. The build goes to build-arm/
+# (KAZEIA_ARM_BUILD_DIR overrides); JOBS sets the parallelism (default 2).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -51,16 +54,19 @@ echo "== test-arm: built in $((SECONDS - start)) s"
 
 # As the toolchain file's CMAKE_CROSSCOMPILING_EMULATOR (no spaces in it).
 export QEMU_CMD="qemu-aarch64 -cpu max -L /usr/aarch64-linux-gnu"
-# One shard of one binary: its gtest output to a log, one line on stdout.
+# One shard of one binary: its gtest output to a log, one line on stdout;
+# on failure also the gtest failure messages (capped) and the log's tail.
 run_shard() {
   local bin="$1" shard="$2" shards="$3" log="$4"
   # shellcheck disable=SC2086  # QEMU_CMD is split into its words on purpose
   if GTEST_SHARD_INDEX="$shard" GTEST_TOTAL_SHARDS="$shards" timeout 900 $QEMU_CMD "$bin" >"$log" 2>&1; then
     echo "$(basename "$bin") [$((shard + 1))/$shards]: $(grep -E '^\[  PASSED  \]' "$log" | tail -1)"
-  else
-    echo "$(basename "$bin") [$((shard + 1))/$shards]: FAILED (log: $log)"
-    return 1
+    return 0
   fi
+  echo "$(basename "$bin") [$((shard + 1))/$shards]: FAILED (log: $log)"
+  { grep -A6 -E '(Failure|error:)$' "$log" | head -80; grep -E '^\[  FAILED  \]' "$log" | head -40; } || true
+  tail -n 20 "$log"
+  return 1
 }
 export -f run_shard
 
@@ -85,15 +91,6 @@ for level in max "$@"; do
   level_failed=0
   printf '%s\n' "${lines[@]}" | xargs -P "$JOBS" -L 1 bash -c 'run_shard "$@"' _ || level_failed=1
   unset KAZEIA_CPU_LEVEL
-  # On failure: the gtest failure messages (capped) and the failed tests.
-  for log in "${logs[@]}"; do
-    if grep -q '^\[  FAILED  \]' "$log" || ! grep -q '^\[  PASSED  \]' "$log"; then
-      { grep -A6 -E '(Failure|error:)$' "$log" | head -80; grep -E '^\[  FAILED  \]' "$log" | head -40; } || true
-      tail -n 20 "$log"
-      echo "(full log: $log)"
-      level_failed=1
-    fi
-  done
   passed=$( (cat "${logs[@]}" | grep -E '^\[  PASSED  \]' | grep -oE '[0-9]+' | paste -sd+ | bc) || true)
   # gtest names each failed / skipped test twice (as it ends, and in the
   # closing list): count names once.
