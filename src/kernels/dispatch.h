@@ -140,17 +140,15 @@ struct WeightKernels {
   BytesFn scratch_bytes = nullptr;  // null: no scratch
   const char* isa = "scalar";  // who implements strip: "scalar", "avx2", "avx512", ...
   // Optional prefill strip over tokens interleaved in groups of 16 (AMX
-  // tiles); matmul uses it for batches of more than kTileMinTokens tokens.
-  // Same bits as strip.
+  // tiles, AVX-512 token tiles); matmul uses it for batches of more than
+  // tile_above tokens (smaller ones take strip: a group of 16 would be
+  // mostly padding). Same bits as strip.
   StripFn tile_strip = nullptr;
   BytesFn tile_group_bytes = nullptr;
   TileActsFn tile_acts = nullptr;
   const char* tile_isa = nullptr;
+  int64_t tile_above = 4;
 };
-
-// Batches up to this size take the fused decode strips even where a tile
-// strip exists (a group of 16 would be mostly padding).
-inline constexpr int64_t kTileMinTokens = 4;
 
 // Type ids are small (tensor_types.h); the table is indexed by them.
 inline constexpr int kMaxTypeId = 40;

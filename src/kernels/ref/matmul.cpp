@@ -192,7 +192,7 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
   // tile kernels address 16 weight rows, and 16 activation rows, with
   // 32-bit offsets; absurdly long rows take the plain strips.
   constexpr size_t kTileRowLimit = (size_t{1} << 31) / 16;
-  const bool tiled = k->tile_strip != nullptr && n_tokens > kTileMinTokens && w.row_bytes <= kTileRowLimit &&
+  const bool tiled = k->tile_strip != nullptr && n_tokens > k->tile_above && w.row_bytes <= kTileRowLimit &&
                      act_row <= kTileRowLimit;
   // 1. Convert every token's activation row once (F32 weights use x as
   // is), and build the strip kernel's aux rows next to it.

@@ -276,6 +276,7 @@ void fill_amx_kernels(KernelTable& table) {
     k.tile_group_bytes = &tile_group_bytes;
     k.tile_acts = &tile_acts;
     k.tile_isa = "amx";
+    k.tile_above = 4;
   }
 }
 

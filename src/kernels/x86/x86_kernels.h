@@ -39,6 +39,9 @@ void fill_avx512_float_ops(KernelTable& table);  // float_ops_avx512.cpp
 void fill_avx2_float_ops(KernelTable& table);    // float_ops_avx2.cpp (F16C)
 // kernels_amx.cpp: AMX-INT8 tile strips, added to an AVX-512 table.
 void fill_amx_kernels(KernelTable& table);
+// token_tiles_avx512.cpp: VNNI tile strips (tokens in lanes) for prefill,
+// added to the AVX-512 table (AMX, where usable, replaces them).
+void fill_avx512_token_tiles(KernelTable& table);
 bool amx_usable();  // CPUID, XCR0 and Linux's permission for the tile state
 
 struct LegacyAux {

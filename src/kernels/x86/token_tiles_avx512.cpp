@@ -1,0 +1,228 @@
+// AVX-512 VNNI prefill strips for Q4_0 and Q8_0 weights (x Q8_0
+// activations) with the tokens in the lanes: 16 weight rows x 16 tokens per
+// tile, the AMX strip's data layout (kernels_amx.cpp) computed with vpdpbusd.
+//
+// Why not the rows-in-lanes strips (strip_runner.h) for a big batch: there
+// each activation word is broadcast from its token's row, so a tile of 8
+// tokens keeps 16 row pointers live (q and aux) - more than x86 has
+// registers; GCC parks half of them in vector registers and moves one back
+// (vmovq, on the port vpdpbusd needs) before every other dot. Q4_0's stream
+// layout also spends 18 dots on 16 words per pair of blocks. Here the
+// activations of 16 tokens are interleaved once per matmul call (tile_acts),
+// so one pointer reaches them all and each 64-byte word vector of a block
+// meets the 16 rows' weight words, broadcast from the strip's panel.
+//
+// vpdpbusd multiplies unsigned by signed bytes: the weights enter unsigned
+// (Q4_0: the stored nibbles, Q8_0: q + 128, stored as q ^ 0x80), broadcast
+// one 4-byte word per row, and the activations signed, as quantized. Each
+// (row, block) chain starts from the token group's corr = -bias * sum(x) of
+// the block (bias 8 / 128, one vector per block, made by tile_acts), so the
+// integer block sum is exactly the reference's. The float update is the
+// reference's, vectorised over the 16 tokens:
+//   Q4_0: acc = fma(sumi * d_w, d_x, acc)   Q8_0: acc = fma(d_w * d_x, sumi, acc)
+// so the results are bit-identical to ref::vec_dot_q4_0 / _q8_0.
+#include <immintrin.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "kernels/x86/static_for.h"
+#include "kernels/x86/transpose16_avx512.h"
+#include "kernels/x86/x86_kernels.h"
+#include "tensor/blocks.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+// GCC 12 reports its own _mm*_undefined_* idiom in the intrinsics headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#elif defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
+namespace kazeia::kernels::x86 {
+namespace {
+
+constexpr int kBlock = 32;
+constexpr int kTokens = 16;  // tokens per group (lanes)
+constexpr int kRows = 16;    // weight rows per strip
+// Per block of a token group: 8 vectors (vector w = word w of the 16
+// tokens' quants), the 16 tokens' corr (int32), then their scales (float).
+constexpr size_t kActCorr = 8 * 64, kActScales = kActCorr + 64;
+constexpr size_t kActBlockBytes = kActScales + 64;
+// Per block of the strip's panel: the 16 rows' 32 unsigned quants, then
+// their scales (float).
+constexpr size_t kPanelScales = kRows * kBlock;
+constexpr size_t kPanelBlockBytes = kPanelScales + 64;
+
+size_t tile_group_bytes(int64_t n_in) { return static_cast<size_t>(n_in / kBlock) * kActBlockBytes; }
+
+// Up to 16 Q8_0 rows into one group; missing tokens are zeros (their
+// results are never stored). Word w of the 16 tokens is one gather (32-bit
+// offsets: matmul's row limit for tile strips), so is the word holding d.
+// kBias: what the weights' quants are offset by (8: Q4_0, 128: Q8_0).
+template <int kBias>
+void tile_acts(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
+  const int64_t nb = n_in / kBlock;
+  const __mmask16 live = static_cast<__mmask16>((1u << n) - 1u);
+  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32(static_cast<int32_t>(q_stride)));
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = q + static_cast<size_t>(b) * sizeof(BlockQ8_0);
+    uint8_t* dst = out + static_cast<size_t>(b) * kActBlockBytes;
+    __m512i sum = zero;  // lane t: the sum of token t's 32 quants
+    for (int w = 0; w < 8; ++w) {
+      const __m512i words = _mm512_mask_i32gather_epi32(zero, live, rows, blk + 2 + 4 * w, 1);
+      _mm512_storeu_si512(dst + 64 * w, words);
+      sum = _mm512_dpbusd_epi32(sum, ones, words);
+    }
+    _mm512_storeu_si512(dst + kActCorr, _mm512_mullo_epi32(sum, _mm512_set1_epi32(-kBias)));
+    const __m512i dword = _mm512_mask_i32gather_epi32(zero, live, rows, blk, 1);
+    _mm512_storeu_ps(dst + kActScales, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dword)));
+  }
+}
+
+// The strip's 16 rows (the last real row repeated) unpacked per block.
+template <bool kQ4>
+void pack_panel(const StripArgs& a, int64_t nb, uint8_t* panel) {
+  constexpr size_t kBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
+  const __m128i nib = _mm_set1_epi8(0x0F), bias = _mm_set1_epi8(static_cast<char>(0x80));
+  for (int r = 0; r < kRows; ++r) {
+    const int64_t rr = r < a.n_rows ? r : a.n_rows - 1;
+    const uint8_t* row = a.w + static_cast<size_t>(rr) * a.w_stride;
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* blk = row + static_cast<size_t>(b) * kBytes;
+      uint8_t* pb = panel + static_cast<size_t>(b) * kPanelBlockBytes;
+      auto* w = reinterpret_cast<__m128i*>(pb + r * kBlock);
+      if constexpr (kQ4) {  // elements j and j + 16 share byte j
+        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+        _mm_store_si128(w, _mm_and_si128(q, nib));
+        _mm_store_si128(w + 1, _mm_and_si128(_mm_srli_epi16(q, 4), nib));
+      } else {
+        _mm_store_si128(w, _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)), bias));
+        _mm_store_si128(w + 1, _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)), bias));
+      }
+      uint16_t d;
+      std::memcpy(&d, blk, 2);
+      const float df = _cvtsh_ss(d);
+      std::memcpy(pb + kPanelScales + r * sizeof(float), &df, sizeof(float));
+    }
+  }
+}
+
+inline __m512i bcst_word(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return _mm512_set1_epi32(v);
+}
+
+// Rows kFirst .. kFirst + 7 of kN (1 or 2) consecutive blocks of one token
+// group into their accumulators. A (row, block) chain is 8 dependent
+// vpdpbusd of ~6 cycles each; measured here, both vector ports stay busy
+// only with 12 or more independent chains (8: 1.3 dots per cycle, 16: 1.8).
+// Two blocks of 8 rows give 16, word by word side by side; 16 rows of one
+// block would need 16 accumulators more than there are registers for.
+template <bool kQ4, int kFirst, int kN>
+[[gnu::always_inline]] inline void tile_blocks(const uint8_t* act, const uint8_t* pb, __m512 acc[8]) {
+  __m512i s[kN][8];
+  static_for<kN>([&](auto k) {
+    const __m512i corr = _mm512_loadu_si512(act + k * kActBlockBytes + kActCorr);
+    static_for<8>([&](auto i) { s[k][i] = corr; });
+  });
+  static_for<8>([&](auto w) {
+    static_for<kN>([&](auto k) {
+      const __m512i x = _mm512_loadu_si512(act + k * kActBlockBytes + 64 * w);
+      static_for<8>([&](auto i) {
+        const uint8_t* wp = pb + k * kPanelBlockBytes + kBlock * (kFirst + i) + 4 * w;
+        s[k][i] = _mm512_dpbusd_epi32(s[k][i], bcst_word(wp), x);
+      });
+    });
+  });
+  static_for<kN>([&](auto k) {  // blocks in order: the reference's float sequence
+    const __m512 dx = _mm512_loadu_ps(act + k * kActBlockBytes + kActScales);
+    static_for<8>([&](auto i) {
+      float dw;
+      std::memcpy(&dw, pb + k * kPanelBlockBytes + kPanelScales + 4 * (kFirst + i), sizeof(dw));
+      const __m512 sumi = _mm512_cvtepi32_ps(s[k][i]);
+      if constexpr (kQ4) {
+        acc[i] = _mm512_fmadd_ps(_mm512_mul_ps(sumi, _mm512_set1_ps(dw)), dx, acc[i]);
+      } else {
+        acc[i] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(dw), dx), sumi, acc[i]);
+      }
+    });
+  });
+}
+
+// Rows kFirst .. kFirst + 7 of a token group over all nb blocks.
+template <bool kQ4, int kFirst>
+[[gnu::always_inline]] inline void tile_rows(const uint8_t* group, const uint8_t* panel, int64_t nb, __m512 acc[8]) {
+  int64_t b = 0;
+#pragma GCC unroll 1
+  for (; b + 2 <= nb; b += 2)
+    tile_blocks<kQ4, kFirst, 2>(group + static_cast<size_t>(b) * kActBlockBytes, panel + static_cast<size_t>(b) * kPanelBlockBytes, acc);
+  if (b < nb)
+    tile_blocks<kQ4, kFirst, 1>(group + static_cast<size_t>(b) * kActBlockBytes, panel + static_cast<size_t>(b) * kPanelBlockBytes, acc);
+}
+
+// flatten: the static_for lambdas inlined too (left out of line, the
+// accumulators go through memory).
+template <bool kQ4>
+[[gnu::flatten]] void token_tile_strip(const StripArgs& a) {
+  const int64_t nb = a.n_in / kBlock;
+  thread_local std::vector<uint8_t> panel_buf;
+  const size_t panel_bytes = static_cast<size_t>(nb) * kPanelBlockBytes + 64;
+  if (panel_buf.size() < panel_bytes) panel_buf.resize(panel_bytes);
+  uint8_t* panel = panel_buf.data() + ((64 - reinterpret_cast<uintptr_t>(panel_buf.data()) % 64) % 64);
+  pack_panel<kQ4>(a, nb, panel);
+  const int64_t n_tok = a.x.n_tokens;
+  // Each token's 16 results are one cache line of y when the rows are whole
+  // and y is line-aligned: written without reading the line first.
+  const bool stream = a.stream_lines();
+  for (int64_t t0 = 0; t0 < n_tok; t0 += kTokens) {
+    const uint8_t* group = a.tiles + static_cast<size_t>(t0 / kTokens) * a.tile_group_bytes;
+    // Rows 0-7 over all blocks, then rows 8-15 (the group's activations
+    // are read twice, from L1 or L2).
+    __m512 acc[kRows];
+    static_for<kRows>([&](auto r) { acc[r] = _mm512_setzero_ps(); });
+    tile_rows<kQ4, 0>(group, panel, nb, acc);
+    tile_rows<kQ4, 8>(group, panel, nb, acc + 8);
+    // acc[r] holds row r for the 16 tokens; y wants each token's rows side
+    // by side.
+    transpose16(acc);
+    const int64_t n = n_tok - t0 < kTokens ? n_tok - t0 : kTokens;
+    const __mmask16 rows = static_cast<__mmask16>((1u << a.n_rows) - 1u);
+    if (stream) {
+      static_for<kTokens>([&](auto t) {
+        if (t < n) _mm512_stream_ps(a.y + static_cast<size_t>(t0 + t) * a.ldy, acc[t]);
+      });
+    } else {
+      static_for<kTokens>([&](auto t) {
+        if (t < n) _mm512_mask_storeu_ps(a.y + static_cast<size_t>(t0 + t) * a.ldy, rows, acc[t]);
+      });
+    }
+  }
+  if (stream) _mm_sfence();  // visible to whoever reads y after this returns
+}
+
+}  // namespace
+
+void fill_avx512_token_tiles(KernelTable& table) {
+  // KAZEIA_TOKEN_TILES=0 keeps the rows-in-lanes strips (for comparisons).
+  if (const char* env = std::getenv("KAZEIA_TOKEN_TILES"); env != nullptr && std::strcmp(env, "0") == 0) return;
+  for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0}) {
+    WeightKernels& k = table.weights[static_cast<int>(type)];
+    k.tile_strip = type == TensorType::Q4_0 ? &token_tile_strip<true> : &token_tile_strip<false>;
+    k.tile_group_bytes = &tile_group_bytes;
+    k.tile_acts = type == TensorType::Q4_0 ? &tile_acts<8> : &tile_acts<128>;
+    k.tile_isa = "avx512";
+    // Qwen3-0.6B Q4_0, 2 threads, kazeia bench -p N, alternating runs: the
+    // rows-in-lanes strips win at 8 and 9 tokens (210 / 176, 242 / 217 t/s),
+    // the tiles from about 12 (283 / 269) and by 1.3x at 32 to 64.
+    k.tile_above = 11;
+  }
+}
+
+}  // namespace kazeia::kernels::x86
