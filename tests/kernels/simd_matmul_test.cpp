@@ -138,7 +138,8 @@ TEST_P(SimdTables, MatmulAgreesWithTheReference) {
   for (const KernelTable* table : available_kernel_tables()) {
     for (int64_t n_in : lengths(type)) {
       for (int64_t n_out : {1, 5, 16, 17, 37}) {
-        for (int64_t n_tokens : {1, 2, 3, 5, 19}) {
+        // 11: the rows-in-lanes panel tiles (8 + 3) where a tile strip takes 12+.
+        for (int64_t n_tokens : {1, 2, 3, 5, 11, 19}) {
           ++seed;
           const size_t offset = seed % 64;
           const Weights w = make_weights(type, n_in, n_out, seed, offset);
@@ -440,6 +441,11 @@ TEST(Dispatch, TablesAreConsistent) {
       ASSERT_NE(k, nullptr) << t->name << " " << name(type);
       EXPECT_NE(k->strip, nullptr);
       EXPECT_GE(k->strip_rows, 1);
+      if (k->tile_strip != nullptr) {  // matmul needs all three, and no tile for a decode batch
+        EXPECT_NE(k->tile_acts, nullptr) << t->name << " " << name(type);
+        EXPECT_NE(k->tile_group_bytes, nullptr) << t->name << " " << name(type);
+        EXPECT_GE(k->tile_above, 4) << t->name << " " << name(type);
+      }
     }
     EXPECT_EQ(t->find(TensorType::IQ4_NL), nullptr);
     EXPECT_NE(t->quantizer(TensorType::Q8_0), nullptr);
