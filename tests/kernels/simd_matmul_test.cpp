@@ -158,6 +158,33 @@ TEST_P(SimdTables, MatmulAgreesWithTheReference) {
   }
 }
 
+// Rows longer than the token tiles' chunk of 32 blocks (prefill strips
+// that unpack a long row in pieces): 72 blocks (2 x 32 + 8, a whole number
+// of 8-block groups) and 75 (an odd last piece), batches that tile (19 =
+// 16 + 3) and a decode token.
+TEST_P(SimdTables, LongRowsAgreeWithTheReference) {
+  const TensorType type = GetParam();
+  const int64_t block = tensor_type_traits(type).block_size;
+  const std::vector<int64_t> lengths = block == 32 ? std::vector<int64_t>{2304, 2400} : std::vector<int64_t>{10 * 256};
+  uint32_t seed = 900;
+  for (const KernelTable* table : available_kernel_tables()) {
+    for (int64_t n_in : lengths) {
+      for (int64_t n_tokens : {1, 19}) {
+        ++seed;
+        const Weights w = make_weights(type, n_in, 21, seed, seed % 64);
+        const auto x = random_activations(static_cast<size_t>(n_in * n_tokens), seed + 3);
+        const Reference ref = reference(type, w, n_in, 21, x, n_tokens);
+        std::vector<float> y(ref.y.size(), NAN);
+        ASSERT_TRUE(matmul_with(*table, w.view(type, n_in, 21), x.data(), n_tokens, y.data()).ok());
+        expect_matches(type, ref, y, 21,
+                       std::string(table->name) + " " + name(type) + " n_in=" + std::to_string(n_in) +
+                           " tokens=" + std::to_string(n_tokens));
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
 TEST_P(SimdTables, ResultIndependentOfThreadsAndBatching) {
   const TensorType type = GetParam();
   const int64_t n_in = is_k_quant(type) ? 512 : (tensor_type_traits(type).block_size == 1 ? 300 : 512);
