@@ -87,30 +87,39 @@ void tile_acts(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* 
 }
 
 // Blocks [b0, b1) of the strip's 16 rows (the last real row repeated)
-// unpacked into the panel, block b0 first.
+// unpacked into the panel, block b0 first. Block by block, the 16 rows'
+// scales in one gather: with one or two token groups a strip, the unpacking
+// costs as much as the products, and row by row (a scalar scale conversion
+// per row and block) it made small batches slower than the rows-in-lanes
+// strips.
 template <bool kQ4>
 void pack_panel(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
   constexpr size_t kBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
-  const __m128i nib = _mm_set1_epi8(0x0F), bias = _mm_set1_epi8(static_cast<char>(0x80));
+  const uint8_t* rows[kRows];
+  alignas(64) int32_t offsets[kRows];
   for (int r = 0; r < kRows; ++r) {
     const int64_t rr = r < a.n_rows ? r : a.n_rows - 1;
-    const uint8_t* row = a.w + static_cast<size_t>(rr) * a.w_stride;
-    for (int64_t b = b0; b < b1; ++b) {
-      const uint8_t* blk = row + static_cast<size_t>(b) * kBytes;
-      uint8_t* pb = panel + static_cast<size_t>(b - b0) * kPanelBlockBytes;
-      auto* w = reinterpret_cast<__m128i*>(pb + r * kBlock);
+    rows[r] = a.w + static_cast<size_t>(rr) * a.w_stride;
+    offsets[r] = static_cast<int32_t>(static_cast<size_t>(rr) * a.w_stride);  // < 2^31: matmul's tile row limit
+  }
+  const __m512i idx = _mm512_load_si512(offsets);
+  const __m128i nib = _mm_set1_epi8(0x0F);
+  const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
+  for (int64_t b = b0; b < b1; ++b) {
+    const size_t at = static_cast<size_t>(b) * kBytes;
+    uint8_t* pb = panel + static_cast<size_t>(b - b0) * kPanelBlockBytes;
+    const __m512i d = _mm512_i32gather_epi32(idx, a.w + at, 1);  // low half: the fp16 scale
+    _mm512_store_ps(pb + kPanelScales, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d)));
+    for (int r = 0; r < kRows; ++r) {
+      const uint8_t* blk = rows[r] + at;
       if constexpr (kQ4) {  // elements j and j + 16 share byte j
         const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
-        _mm_store_si128(w, _mm_and_si128(q, nib));
-        _mm_store_si128(w + 1, _mm_and_si128(_mm_srli_epi16(q, 4), nib));
+        const __m256i w = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), nib), _mm_and_si128(q, nib));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(pb + r * kBlock), w);
       } else {
-        _mm_store_si128(w, _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2)), bias));
-        _mm_store_si128(w + 1, _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18)), bias));
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(pb + r * kBlock), _mm256_xor_si256(q, bias));
       }
-      uint16_t d;
-      std::memcpy(&d, blk, 2);
-      const float df = _cvtsh_ss(d);
-      std::memcpy(pb + kPanelScales + r * sizeof(float), &df, sizeof(float));
     }
   }
 }
@@ -195,10 +204,20 @@ template <bool kQ4>
   // Each token's 16 results are one cache line of y when the rows are whole
   // and y is line-aligned: written without reading the line first.
   const bool stream = a.stream_lines();
+  // The next strip's rows (matmul passes them) are fetched into L2 a slice
+  // per chunk and token group, as the AMX strip does: unpacked at the start
+  // of the next call, they would otherwise come from memory while nothing
+  // else runs (what made small batches of Q8_0 slower than the rows-in-lanes
+  // strips, whose decoders prefetch the same way).
+  const int64_t n_chunks = (nb + chunk - 1) / chunk;
+  const size_t lines_per_part = a.prefetch_lines_per(n_chunks * n_groups);
+  const uint8_t* next = a.prefetch;
   for (int64_t c0 = 0; c0 < nb; c0 += chunk) {
     const int64_t c1 = std::min(nb, c0 + chunk);
     pack_panel<kQ4>(a, c0, c1, panel);
     for (int64_t g = 0; g < n_groups; ++g) {
+      for (size_t l = 0; l < lines_per_part; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
+      next += 64 * lines_per_part;
       const uint8_t* group = a.tiles + static_cast<size_t>(g) * a.tile_group_bytes + static_cast<size_t>(c0) * kActBlockBytes;
       float* saved = chunk < nb ? acc_buf.data() + g * kRows * kTokens : nullptr;
       // Rows 0-7 over the chunk's blocks, then rows 8-15 (the group's
@@ -242,10 +261,11 @@ void fill_avx512_token_tiles(KernelTable& table) {
     k.tile_group_bytes = &tile_group_bytes;
     k.tile_acts = type == TensorType::Q4_0 ? &tile_acts<8> : &tile_acts<128>;
     k.tile_isa = "avx512";
-    // Qwen3-0.6B Q4_0, 2 threads, kazeia bench -p N, alternating runs: the
-    // rows-in-lanes strips win at 8 and 9 tokens (210 / 176, 242 / 217 t/s),
-    // the tiles from about 12 (283 / 269) and by 1.3x at 32 to 64.
-    k.tile_above = 11;
+    // Where the tiles start to win (Qwen3-0.6B, 2 threads, kazeia bench -p N,
+    // 2 alternating rounds, tiles / rows-in-lanes t/s): Q4_0 10 tokens
+    // 181 / 168 and 199 / 172, 12 a tie; Q8_0 (twice the bytes to unpack) 10
+    // and 12 tokens 2-5 % behind, 16 ahead (243 / 219, 217 / 208).
+    k.tile_above = type == TensorType::Q4_0 ? 9 : 13;
   }
 }
 
