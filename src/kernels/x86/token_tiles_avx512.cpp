@@ -167,36 +167,45 @@ template <bool kQ4, int kFirst, int kN>
   });
 }
 
-// Rows kFirst .. kFirst + 7 of a token group over all nb blocks.
-template <bool kQ4, int kFirst>
-[[gnu::always_inline]] inline void tile_rows(const uint8_t* group, const uint8_t* panel, int64_t nb, __m512 acc[8]) {
-  int64_t b = 0;
+// Q4_0 / Q8_0 as a token-tile format (token_tile_strip below): 32-element
+// blocks, chunks of 32.
+template <bool kQ4>
+struct LegacyTiles {
+  static constexpr int64_t kElems = kBlock;
+  static constexpr size_t kActBytes = kActBlockBytes, kPanelBytes = kPanelBlockBytes;
+  static constexpr int64_t kChunk = 32;
+  static void pack(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) { pack_panel<kQ4>(a, b0, b1, panel); }
+  // Rows kFirst .. kFirst + 7 of a token group over nb blocks.
+  template <int kFirst>
+  [[gnu::always_inline]] static void rows(const uint8_t* group, const uint8_t* panel, int64_t nb, __m512 acc[8]) {
+    int64_t b = 0;
 #pragma GCC unroll 1
-  for (; b + 2 <= nb; b += 2)
-    tile_blocks<kQ4, kFirst, 2>(group + static_cast<size_t>(b) * kActBlockBytes, panel + static_cast<size_t>(b) * kPanelBlockBytes, acc);
-  if (b < nb)
-    tile_blocks<kQ4, kFirst, 1>(group + static_cast<size_t>(b) * kActBlockBytes, panel + static_cast<size_t>(b) * kPanelBlockBytes, acc);
-}
+    for (; b + 2 <= nb; b += 2)
+      tile_blocks<kQ4, kFirst, 2>(group + static_cast<size_t>(b) * kActBytes, panel + static_cast<size_t>(b) * kPanelBytes, acc);
+    if (b < nb)
+      tile_blocks<kQ4, kFirst, 1>(group + static_cast<size_t>(b) * kActBytes, panel + static_cast<size_t>(b) * kPanelBytes, acc);
+  }
+};
 
 // flatten: the static_for lambdas inlined too (left out of line, the
 // accumulators go through memory).
-// Long rows go in chunks of kChunkBlocks blocks: each chunk is unpacked
-// and run over every token group, so its panel (18 KB) stays in L1; the
+// Long rows go in chunks of F::kChunk blocks: each chunk is unpacked and
+// run over every token group, so its panel (18-20 KB) stays in L1; the
 // groups' accumulators wait in a buffer between chunks (each (row, token)
-// still sums its blocks in order, into the same float). Whole rows of 96
-// blocks (a 60 KB panel, read from L2): Qwen3-0.6B Q8_0 pp512 ~5 % slower
-// (whole process, 6 alternating pairs); chunks of 16: as fast as 32.
-constexpr int64_t kChunkBlocks = 32;
-
-template <bool kQ4>
+// still sums its blocks in order, into the same float). Whole Q8_0 rows of
+// 96 blocks (a 60 KB panel, read from L2): Qwen3-0.6B Q8_0 pp512 ~5 %
+// slower (whole process, 6 alternating pairs); chunks of 16: as fast as 32.
+// F: the format (LegacyTiles): block size, panel and activation bytes per
+// block, pack() and rows() - a policy, so other block formats can follow.
+template <class F>
 [[gnu::flatten]] void token_tile_strip(const StripArgs& a) {
-  const int64_t nb = a.n_in / kBlock;
-  const int64_t chunk = std::min(nb, kChunkBlocks);
+  const int64_t nb = a.n_in / F::kElems;
+  const int64_t chunk = std::min(nb, F::kChunk);
   const int64_t n_tok = a.x.n_tokens;
   const int64_t n_groups = (n_tok + kTokens - 1) / kTokens;
   thread_local std::vector<uint8_t> panel_buf;
   thread_local std::vector<float> acc_buf;
-  const size_t panel_bytes = static_cast<size_t>(chunk) * kPanelBlockBytes + 64;
+  const size_t panel_bytes = static_cast<size_t>(chunk) * F::kPanelBytes + 64;
   if (panel_buf.size() < panel_bytes) panel_buf.resize(panel_bytes);
   const size_t acc_floats = static_cast<size_t>(n_groups * kRows * kTokens);
   if (chunk < nb && acc_buf.size() < acc_floats) acc_buf.resize(acc_floats);
@@ -214,18 +223,18 @@ template <bool kQ4>
   const uint8_t* next = a.prefetch;
   for (int64_t c0 = 0; c0 < nb; c0 += chunk) {
     const int64_t c1 = std::min(nb, c0 + chunk);
-    pack_panel<kQ4>(a, c0, c1, panel);
+    F::pack(a, c0, c1, panel);
     for (int64_t g = 0; g < n_groups; ++g) {
       for (size_t l = 0; l < lines_per_part; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
       next += 64 * lines_per_part;
-      const uint8_t* group = a.tiles + static_cast<size_t>(g) * a.tile_group_bytes + static_cast<size_t>(c0) * kActBlockBytes;
+      const uint8_t* group = a.tiles + static_cast<size_t>(g) * a.tile_group_bytes + static_cast<size_t>(c0) * F::kActBytes;
       float* saved = chunk < nb ? acc_buf.data() + g * kRows * kTokens : nullptr;
       // Rows 0-7 over the chunk's blocks, then rows 8-15 (the group's
       // activations are read twice, from L1 or L2).
       __m512 acc[kRows];
       static_for<kRows>([&](auto r) { acc[r] = c0 > 0 ? _mm512_loadu_ps(saved + kTokens * r) : _mm512_setzero_ps(); });
-      tile_rows<kQ4, 0>(group, panel, c1 - c0, acc);
-      tile_rows<kQ4, 8>(group, panel, c1 - c0, acc + 8);
+      F::template rows<0>(group, panel, c1 - c0, acc);
+      F::template rows<8>(group, panel, c1 - c0, acc + 8);
       if (c1 < nb) {
         static_for<kRows>([&](auto r) { _mm512_storeu_ps(saved + kTokens * r, acc[r]); });
         continue;
@@ -257,7 +266,7 @@ void fill_avx512_token_tiles(KernelTable& table) {
   if (const char* env = std::getenv("KAZEIA_TOKEN_TILES"); env != nullptr && std::strcmp(env, "0") == 0) return;
   for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0}) {
     WeightKernels& k = table.weights[static_cast<int>(type)];
-    k.tile_strip = type == TensorType::Q4_0 ? &token_tile_strip<true> : &token_tile_strip<false>;
+    k.tile_strip = type == TensorType::Q4_0 ? &token_tile_strip<LegacyTiles<true>> : &token_tile_strip<LegacyTiles<false>>;
     k.tile_group_bytes = &tile_group_bytes;
     k.tile_acts = type == TensorType::Q4_0 ? &tile_acts<8> : &tile_acts<128>;
     k.tile_isa = "avx512";
