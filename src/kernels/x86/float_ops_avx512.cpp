@@ -4,6 +4,8 @@
 // (ref::softmax_online_row, with its 16-lane sum), silu, swiglu and
 // sigmoid_mul; and the
 // bandwidth probe's read_stream with 64-byte loads.
+#include "kernels/x86/exact_float.h"  // first: before any code
+
 #include <immintrin.h>
 
 #include <cmath>
@@ -12,15 +14,6 @@
 
 #include "kernels/x86/transpose16_avx512.h"
 #include "kernels/x86/x86_kernels.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-// GCC 12 reports its own _mm*_undefined_* idiom in the intrinsics headers.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#elif defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
 
 namespace kazeia::kernels::x86 {
 namespace {

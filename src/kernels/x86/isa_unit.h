@@ -8,15 +8,7 @@
 // reproduce the reference's separately rounded products.
 #pragma once
 
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-// GCC 12 reports its own _mm*_undefined_* idiom in the intrinsics headers.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-
+#include "kernels/x86/exact_float.h"
 #include "kernels/x86/gemm_f32.h"
 #include "kernels/x86/quantize_act_x86.h"
 #include "kernels/x86/strip_float.h"

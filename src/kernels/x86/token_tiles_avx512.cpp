@@ -21,6 +21,8 @@
 // reference's, vectorised over the 16 tokens:
 //   Q4_0: acc = fma(sumi * d_w, d_x, acc)   Q8_0: acc = fma(d_w * d_x, sumi, acc)
 // so the results are bit-identical to ref::vec_dot_q4_0 / _q8_0.
+#include "kernels/x86/exact_float.h"  // first: before any code
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -32,15 +34,6 @@
 #include "kernels/x86/transpose16_avx512.h"
 #include "kernels/x86/x86_kernels.h"
 #include "tensor/blocks.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")
-// GCC 12 reports its own _mm*_undefined_* idiom in the intrinsics headers.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#elif defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#endif
 
 namespace kazeia::kernels::x86 {
 namespace {
@@ -67,8 +60,7 @@ template <int kBias>
 void tile_acts(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
   const int64_t nb = n_in / kBlock;
   const __mmask16 live = static_cast<__mmask16>((1u << n) - 1u);
-  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                          _mm512_set1_epi32(static_cast<int32_t>(q_stride)));
+  const __m512i rows = row_offsets16(q_stride);
   const __m512i zero = _mm512_setzero_si512();
   const __m512i ones = _mm512_set1_epi8(1);
   for (int64_t b = 0; b < nb; ++b) {
@@ -241,19 +233,9 @@ template <class F>
       }
       // acc[r] holds row r for the 16 tokens; y wants each token's rows side
       // by side.
-      transpose16(acc);
       const int64_t t0 = g * kTokens;
-      const int64_t n = n_tok - t0 < kTokens ? n_tok - t0 : kTokens;
-      const __mmask16 rows = static_cast<__mmask16>((1u << a.n_rows) - 1u);
-      if (stream) {
-        static_for<kTokens>([&](auto t) {
-          if (t < n) _mm512_stream_ps(a.y + static_cast<size_t>(t0 + t) * a.ldy, acc[t]);
-        });
-      } else {
-        static_for<kTokens>([&](auto t) {
-          if (t < n) _mm512_mask_storeu_ps(a.y + static_cast<size_t>(t0 + t) * a.ldy, rows, acc[t]);
-        });
-      }
+      store_token_rows(acc, a.y + static_cast<size_t>(t0) * a.ldy, a.ldy, n_tok - t0 < kTokens ? n_tok - t0 : kTokens,
+                       static_cast<int>(a.n_rows), stream);
     }
   }
   if (stream) _mm_sfence();  // visible to whoever reads y after this returns
