@@ -65,7 +65,9 @@ struct StripArgs {
   ActivationRows x;
   float* y = nullptr;
   size_t ldy = 0;
-  uint8_t* scratch = nullptr;  // scratch_bytes(n_in) bytes, 64-byte aligned, private to the thread
+  // scratch_bytes(n_in) bytes (tile strips: tile_scratch_bytes(n_in,
+  // n_tokens)), 64-byte aligned, private to the thread.
+  uint8_t* scratch = nullptr;
   // Lane streams (DecodeWalk::kLaneStreams, w_stride spanning several
   // rows): each row's lane prefetches its own stream lane_prefetch bytes
   // ahead while it is read (0: none), in rows of w_row_bytes. A lane's next
@@ -103,6 +105,7 @@ using StripFn = void (*)(const StripArgs& args);
 using QuantizeActFn = void (*)(const float* x, int64_t n, uint8_t* out);
 using AuxFn = void (*)(int64_t n_in, const uint8_t* q_row, uint8_t* aux_row);
 using BytesFn = size_t (*)(int64_t n_in);
+using TileScratchFn = size_t (*)(int64_t n_in, int64_t n_tokens);
 using SoftmaxOnlineRowFn = float (*)(const float* s, int64_t valid, int64_t n, float scale, float* m,
                                      float* alpha, float* p);
 using ReadStreamFn = uint64_t (*)(const uint8_t* p, size_t bytes);
@@ -146,6 +149,7 @@ struct WeightKernels {
   StripFn tile_strip = nullptr;
   BytesFn tile_group_bytes = nullptr;
   TileActsFn tile_acts = nullptr;
+  TileScratchFn tile_scratch_bytes = nullptr;  // StripArgs::scratch of tile_strip (null: none)
   const char* tile_isa = nullptr;
   int64_t tile_above = 4;
 };

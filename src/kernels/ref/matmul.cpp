@@ -275,7 +275,8 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
   for (size_t j = 0; j < n_numbered; ++j)
     first_strip[j + 1] = first_strip[j] + (jobs[j].w->n_out + rows_per_strip - 1) / rows_per_strip;
   const int64_t n_strips = first_strip[n_numbered];
-  const size_t scratch_bytes = k->scratch_bytes != nullptr && !tiled ? k->scratch_bytes(w.n_in) : 0;
+  const size_t scratch_bytes = tiled ? (k->tile_scratch_bytes != nullptr ? k->tile_scratch_bytes(w.n_in, n_tokens) : 0)
+                                     : (k->scratch_bytes != nullptr ? k->scratch_bytes(w.n_in) : 0);
   // Interleave where the weights stream through once per few tokens (memory
   // bound). With many tokens the strips are compute bound, and scattered
   // outputs would make every cache line of y take 16 partial writes.

@@ -25,9 +25,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <utility>
-#include <vector>
 
-#include "kernels/x86/transpose16_avx512.h"
+#include "kernels/x86/token_groups_avx512.h"
 #include "kernels/x86/x86_kernels.h"
 #include "tensor/blocks.h"
 #include "tensor/quant.h"
@@ -37,7 +36,7 @@ namespace {
 
 constexpr int kBlock = 32;
 constexpr int kTokens = 16;                // tokens per group (tile columns)
-constexpr size_t kActBlockBytes = 8 * 64 + 16 * sizeof(float);  // q words, then d
+constexpr size_t kActBlockBytes = Q8Group<0>::kBlockBytes;  // q words, then d (token_groups_avx512.h)
 constexpr size_t kPanelBlockBytes = 16 * kBlock + 16 * sizeof(float);
 
 struct TileConfig {
@@ -63,26 +62,10 @@ void configure_tiles() {
   configured = true;
 }
 
-size_t tile_group_bytes(int64_t n_in) { return static_cast<size_t>(n_in / kBlock) * kActBlockBytes; }
+// The 16 tokens' words and scales per block (token_groups_avx512.h).
+using Group = Q8Group<0>;
 
-// Up to 16 Q8_0 rows into one group; missing tokens are zeros. Word w of
-// the 16 tokens' block is one gather (lane t reads token t's row: 32-bit
-// offsets, within matmul's row limit for tile strips), so is the word
-// holding d (its low half; the upper half, two quants, is cut).
-void tile_acts(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
-  const int64_t nb = n_in / kBlock;
-  const __mmask16 live = static_cast<__mmask16>((1u << n) - 1u);
-  const __m512i rows = row_offsets16(q_stride);
-  const __m512i zero = _mm512_setzero_si512();
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = q + static_cast<size_t>(b) * sizeof(BlockQ8_0);
-    uint8_t* dst = out + static_cast<size_t>(b) * kActBlockBytes;
-    for (int w = 0; w < 8; ++w)
-      _mm512_storeu_si512(dst + 64 * w, _mm512_mask_i32gather_epi32(zero, live, rows, blk + 2 + 4 * w, 1));
-    const __m512i dword = _mm512_mask_i32gather_epi32(zero, live, rows, blk, 1);
-    _mm512_storeu_ps(dst + 8 * 64, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dword)));
-  }
-}
+size_t tile_scratch_bytes(int64_t n_in, int64_t) { return static_cast<size_t>(n_in / kBlock) * kPanelBlockBytes; }
 
 // The strip's 16 rows (the last real row repeated) unpacked per block.
 template <bool kQ4>
@@ -134,10 +117,7 @@ template <bool kQ4>
 [[gnu::flatten]] void amx_strip(const StripArgs& a) {
   configure_tiles();
   const int64_t nb = a.n_in / kBlock;
-  thread_local std::vector<uint8_t> panel_buf;
-  const size_t panel_bytes = static_cast<size_t>(nb) * kPanelBlockBytes + 64;
-  if (panel_buf.size() < panel_bytes) panel_buf.resize(panel_bytes);
-  uint8_t* panel = panel_buf.data() + ((64 - reinterpret_cast<uintptr_t>(panel_buf.data()) % 64) % 64);
+  uint8_t* panel = a.scratch;  // tile_scratch_bytes: the unpacked strip
   pack_panel<kQ4>(a, nb, panel);
   // Blocks go in batches of four (tiles 0-3); the sums of batch i are
   // turned into floats while batch i + 1's products run.
@@ -163,7 +143,7 @@ template <bool kQ4>
     __m512 acc[16];
     static_for<16>([&](auto r) { acc[r] = _mm512_setzero_ps(); });
     auto finish = [&](const int32_t* s32, int64_t b) {
-      finish_block<kQ4>(s32, panel_block(b), reinterpret_cast<const float*>(act_block(group, b) + 8 * 64), acc);
+      finish_block<kQ4>(s32, panel_block(b), reinterpret_cast<const float*>(act_block(group, b) + Group::kScales), acc);
     };
     // Each product of batch i is issued next to the float finish of one block
     // of batch i - 1 (stored one batch earlier), and batch i's sums are
@@ -254,8 +234,9 @@ void fill_amx_kernels(KernelTable& table) {
   for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0}) {
     WeightKernels& k = table.weights[static_cast<int>(type)];
     k.tile_strip = type == TensorType::Q4_0 ? &amx_strip<true> : &amx_strip<false>;
-    k.tile_group_bytes = &tile_group_bytes;
-    k.tile_acts = &tile_acts;
+    k.tile_group_bytes = &Group::bytes;
+    k.tile_acts = &Group::build;
+    k.tile_scratch_bytes = &tile_scratch_bytes;
     k.tile_isa = "amx";
     k.tile_above = 4;
   }

@@ -28,10 +28,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
 #include "kernels/x86/static_for.h"
-#include "kernels/x86/transpose16_avx512.h"
+#include "kernels/x86/token_groups_avx512.h"
 #include "kernels/x86/x86_kernels.h"
 #include "tensor/blocks.h"
 
@@ -41,42 +40,15 @@ namespace {
 constexpr int kBlock = 32;
 constexpr int kTokens = 16;  // tokens per group (lanes)
 constexpr int kRows = 16;    // weight rows per strip
-// Per block of a token group: 8 vectors (vector w = word w of the 16
-// tokens' quants), the 16 tokens' corr (int32), then their scales (float).
-constexpr size_t kActCorr = 8 * 64, kActScales = kActCorr + 64;
-constexpr size_t kActBlockBytes = kActScales + 64;
 // Per block of the strip's panel: the 16 rows' 32 unsigned quants, then
 // their scales (float).
 constexpr size_t kPanelScales = kRows * kBlock;
 constexpr size_t kPanelBlockBytes = kPanelScales + 64;
 
-size_t tile_group_bytes(int64_t n_in) { return static_cast<size_t>(n_in / kBlock) * kActBlockBytes; }
-
-// Up to 16 Q8_0 rows into one group; missing tokens are zeros (their
-// results are never stored). Word w of the 16 tokens is one gather (32-bit
-// offsets: matmul's row limit for tile strips), so is the word holding d.
-// kBias: what the weights' quants are offset by (8: Q4_0, 128: Q8_0).
-template <int kBias>
-void tile_acts(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
-  const int64_t nb = n_in / kBlock;
-  const __mmask16 live = static_cast<__mmask16>((1u << n) - 1u);
-  const __m512i rows = row_offsets16(q_stride);
-  const __m512i zero = _mm512_setzero_si512();
-  const __m512i ones = _mm512_set1_epi8(1);
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = q + static_cast<size_t>(b) * sizeof(BlockQ8_0);
-    uint8_t* dst = out + static_cast<size_t>(b) * kActBlockBytes;
-    __m512i sum = zero;  // lane t: the sum of token t's 32 quants
-    for (int w = 0; w < 8; ++w) {
-      const __m512i words = _mm512_mask_i32gather_epi32(zero, live, rows, blk + 2 + 4 * w, 1);
-      _mm512_storeu_si512(dst + 64 * w, words);
-      sum = _mm512_dpbusd_epi32(sum, ones, words);
-    }
-    _mm512_storeu_si512(dst + kActCorr, _mm512_mullo_epi32(sum, _mm512_set1_epi32(-kBias)));
-    const __m512i dword = _mm512_mask_i32gather_epi32(zero, live, rows, blk, 1);
-    _mm512_storeu_ps(dst + kActScales, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dword)));
-  }
-}
+// The activations: groups of 16 tokens with corr = -bias * sum(x) per block
+// (token_groups_avx512.h), bias 8 for Q4_0 weights, 128 for Q8_0.
+template <bool kQ4>
+using Group = Q8Group<kQ4 ? 8 : 128>;
 
 // Blocks [b0, b1) of the strip's 16 rows (the last real row repeated)
 // unpacked into the panel, block b0 first. Block by block, the 16 rows'
@@ -88,13 +60,8 @@ template <bool kQ4>
 void pack_panel(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
   constexpr size_t kBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
   const uint8_t* rows[kRows];
-  alignas(64) int32_t offsets[kRows];
-  for (int r = 0; r < kRows; ++r) {
-    const int64_t rr = r < a.n_rows ? r : a.n_rows - 1;
-    rows[r] = a.w + static_cast<size_t>(rr) * a.w_stride;
-    offsets[r] = static_cast<int32_t>(static_cast<size_t>(rr) * a.w_stride);  // < 2^31: matmul's tile row limit
-  }
-  const __m512i idx = _mm512_load_si512(offsets);
+  for (int r = 0; r < kRows; ++r) rows[r] = a.w + static_cast<size_t>(r < a.n_rows ? r : a.n_rows - 1) * a.w_stride;
+  const __m512i idx = Avx512::row_offsets(a.w_stride, a.n_rows);  // the same rows, for the scales' gather
   const __m128i nib = _mm_set1_epi8(0x0F);
   const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
   for (int64_t b = b0; b < b1; ++b) {
@@ -116,12 +83,6 @@ void pack_panel(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
   }
 }
 
-inline __m512i bcst_word(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return _mm512_set1_epi32(v);
-}
-
 // Rows kFirst .. kFirst + 7 of kN (1 or 2) consecutive blocks of one token
 // group into their accumulators. A (row, block) chain is 8 dependent
 // vpdpbusd of ~6 cycles each; measured here, both vector ports stay busy
@@ -132,20 +93,20 @@ template <bool kQ4, int kFirst, int kN>
 [[gnu::always_inline]] inline void tile_blocks(const uint8_t* act, const uint8_t* pb, __m512 acc[8]) {
   __m512i s[kN][8];
   static_for<kN>([&](auto k) {
-    const __m512i corr = _mm512_loadu_si512(act + k * kActBlockBytes + kActCorr);
+    const __m512i corr = _mm512_loadu_si512(act + k * Group<kQ4>::kBlockBytes + Group<kQ4>::kCorr);
     static_for<8>([&](auto i) { s[k][i] = corr; });
   });
   static_for<8>([&](auto w) {
     static_for<kN>([&](auto k) {
-      const __m512i x = _mm512_loadu_si512(act + k * kActBlockBytes + 64 * w);
+      const __m512i x = _mm512_loadu_si512(act + k * Group<kQ4>::kBlockBytes + 64 * w);
       static_for<8>([&](auto i) {
         const uint8_t* wp = pb + k * kPanelBlockBytes + kBlock * (kFirst + i) + 4 * w;
-        s[k][i] = _mm512_dpbusd_epi32(s[k][i], bcst_word(wp), x);
+        s[k][i] = _mm512_dpbusd_epi32(s[k][i], Avx512::bcst32(wp), x);
       });
     });
   });
   static_for<kN>([&](auto k) {  // blocks in order: the reference's float sequence
-    const __m512 dx = _mm512_loadu_ps(act + k * kActBlockBytes + kActScales);
+    const __m512 dx = _mm512_loadu_ps(act + k * Group<kQ4>::kBlockBytes + Group<kQ4>::kScales);
     static_for<8>([&](auto i) {
       float dw;
       std::memcpy(&dw, pb + k * kPanelBlockBytes + kPanelScales + 4 * (kFirst + i), sizeof(dw));
@@ -164,7 +125,7 @@ template <bool kQ4, int kFirst, int kN>
 template <bool kQ4>
 struct LegacyTiles {
   static constexpr int64_t kElems = kBlock;
-  static constexpr size_t kActBytes = kActBlockBytes, kPanelBytes = kPanelBlockBytes;
+  static constexpr size_t kActBytes = Group<kQ4>::kBlockBytes, kPanelBytes = kPanelBlockBytes;
   static constexpr int64_t kChunk = 32;
   static void pack(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) { pack_panel<kQ4>(a, b0, b1, panel); }
   // Rows kFirst .. kFirst + 7 of a token group over nb blocks.
@@ -195,13 +156,10 @@ template <class F>
   const int64_t chunk = std::min(nb, F::kChunk);
   const int64_t n_tok = a.x.n_tokens;
   const int64_t n_groups = (n_tok + kTokens - 1) / kTokens;
-  thread_local std::vector<uint8_t> panel_buf;
-  thread_local std::vector<float> acc_buf;
-  const size_t panel_bytes = static_cast<size_t>(chunk) * F::kPanelBytes + 64;
-  if (panel_buf.size() < panel_bytes) panel_buf.resize(panel_bytes);
-  const size_t acc_floats = static_cast<size_t>(n_groups * kRows * kTokens);
-  if (chunk < nb && acc_buf.size() < acc_floats) acc_buf.resize(acc_floats);
-  uint8_t* panel = panel_buf.data() + ((64 - reinterpret_cast<uintptr_t>(panel_buf.data()) % 64) % 64);
+  // The scratch (scratch_bytes below): the chunk's panel, then the groups'
+  // accumulators.
+  uint8_t* panel = a.scratch;
+  float* acc_buf = reinterpret_cast<float*>(a.scratch + static_cast<size_t>(chunk) * F::kPanelBytes);
   // Each token's 16 results are one cache line of y when the rows are whole
   // and y is line-aligned: written without reading the line first.
   const bool stream = a.stream_lines();
@@ -220,7 +178,7 @@ template <class F>
       for (size_t l = 0; l < lines_per_part; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
       next += 64 * lines_per_part;
       const uint8_t* group = a.tiles + static_cast<size_t>(g) * a.tile_group_bytes + static_cast<size_t>(c0) * F::kActBytes;
-      float* saved = chunk < nb ? acc_buf.data() + g * kRows * kTokens : nullptr;
+      float* saved = acc_buf + g * kRows * kTokens;  // used when the row takes several chunks
       // Rows 0-7 over the chunk's blocks, then rows 8-15 (the group's
       // activations are read twice, from L1 or L2).
       __m512 acc[kRows];
@@ -241,6 +199,14 @@ template <class F>
   if (stream) _mm_sfence();  // visible to whoever reads y after this returns
 }
 
+template <class F>
+size_t scratch_bytes(int64_t n_in, int64_t n_tokens) {
+  const int64_t nb = n_in / F::kElems;
+  const int64_t chunk = std::min(nb, F::kChunk);
+  const size_t accs = chunk < nb ? static_cast<size_t>((n_tokens + kTokens - 1) / kTokens) * kRows * kTokens : 0;
+  return static_cast<size_t>(chunk) * F::kPanelBytes + accs * sizeof(float);
+}
+
 }  // namespace
 
 void fill_avx512_token_tiles(KernelTable& table) {
@@ -248,15 +214,17 @@ void fill_avx512_token_tiles(KernelTable& table) {
   if (const char* env = std::getenv("KAZEIA_TOKEN_TILES"); env != nullptr && std::strcmp(env, "0") == 0) return;
   for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0}) {
     WeightKernels& k = table.weights[static_cast<int>(type)];
-    k.tile_strip = type == TensorType::Q4_0 ? &token_tile_strip<LegacyTiles<true>> : &token_tile_strip<LegacyTiles<false>>;
-    k.tile_group_bytes = &tile_group_bytes;
-    k.tile_acts = type == TensorType::Q4_0 ? &tile_acts<8> : &tile_acts<128>;
+    const bool q4 = type == TensorType::Q4_0;
+    k.tile_strip = q4 ? &token_tile_strip<LegacyTiles<true>> : &token_tile_strip<LegacyTiles<false>>;
+    k.tile_group_bytes = q4 ? &Group<true>::bytes : &Group<false>::bytes;
+    k.tile_acts = q4 ? &Group<true>::build : &Group<false>::build;
+    k.tile_scratch_bytes = q4 ? &scratch_bytes<LegacyTiles<true>> : &scratch_bytes<LegacyTiles<false>>;
     k.tile_isa = "avx512";
     // Where the tiles start to win (Qwen3-0.6B, 2 threads, kazeia bench -p N,
     // 2 alternating rounds, tiles / rows-in-lanes t/s): Q4_0 10 tokens
     // 181 / 168 and 199 / 172, 12 a tie; Q8_0 (twice the bytes to unpack) 10
     // and 12 tokens 2-5 % behind, 16 ahead (243 / 219, 217 / 208).
-    k.tile_above = type == TensorType::Q4_0 ? 9 : 13;
+    k.tile_above = q4 ? 9 : 13;
   }
 }
 

@@ -5,9 +5,6 @@
 
 #include <immintrin.h>
 
-#include <cstddef>
-#include <cstdint>
-
 #include "kernels/x86/static_for.h"
 
 namespace kazeia::kernels::x86 {
@@ -39,33 +36,6 @@ namespace {
     r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
     r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xDD);
   });
-}
-
-// Lane t: t * stride, the byte offsets of 16 rows for a gather (stride
-// < 2^31 / 16: matmul's row limit for tile strips).
-[[gnu::always_inline]] inline __m512i row_offsets16(size_t stride) {
-  return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                            _mm512_set1_epi32(static_cast<int32_t>(stride)));
-}
-
-// The output of a tile strip (16 rows x 16 tokens): acc[r] holds row r,
-// lane t token t. Transposed in registers, token t's 16 results go to
-// y + t * ldy for the first n tokens: whole lines by non-temporal stores
-// (stream; the caller fences) or the first n_rows of them. (Element by
-// element through memory took a tenth of the AMX strip's time.)
-[[gnu::always_inline]] inline void store_token_rows(__m512 acc[16], float* y, size_t ldy, int64_t n, int n_rows,
-                                                    bool stream) {
-  transpose16(acc);
-  const __mmask16 rows = static_cast<__mmask16>((1u << n_rows) - 1u);
-  if (stream) {
-    static_for<16>([&](auto t) {
-      if (t < n) _mm512_stream_ps(y + static_cast<size_t>(t) * ldy, acc[t]);
-    });
-  } else {
-    static_for<16>([&](auto t) {
-      if (t < n) _mm512_mask_storeu_ps(y + static_cast<size_t>(t) * ldy, rows, acc[t]);
-    });
-  }
 }
 
 }  // namespace
