@@ -138,7 +138,7 @@ TEST_P(SimdTables, MatmulAgreesWithTheReference) {
   for (const KernelTable* table : available_kernel_tables()) {
     for (int64_t n_in : lengths(type)) {
       for (int64_t n_out : {1, 5, 16, 17, 37}) {
-        // 9: the rows-in-lanes panel tiles (8 + 1) where a tile strip takes 10+.
+        // 9: the rows-in-lanes panel tiles (8 + 1); the AVX-512 token tiles start above 9 (AMX above 4).
         for (int64_t n_tokens : {1, 2, 3, 5, 9, 19}) {
           ++seed;
           const size_t offset = seed % 64;
@@ -165,10 +165,10 @@ TEST_P(SimdTables, MatmulAgreesWithTheReference) {
 TEST_P(SimdTables, LongRowsAgreeWithTheReference) {
   const TensorType type = GetParam();
   const int64_t block = tensor_type_traits(type).block_size;
-  const std::vector<int64_t> lengths = block == 32 ? std::vector<int64_t>{2304, 2400} : std::vector<int64_t>{10 * 256};
+  const std::vector<int64_t> row_lengths = block == 32 ? std::vector<int64_t>{2304, 2400} : std::vector<int64_t>{10 * 256};
   uint32_t seed = 900;
   for (const KernelTable* table : available_kernel_tables()) {
-    for (int64_t n_in : lengths) {
+    for (int64_t n_in : row_lengths) {
       for (int64_t n_tokens : {1, 19}) {
         ++seed;
         const Weights w = make_weights(type, n_in, 21, seed, seed % 64);
