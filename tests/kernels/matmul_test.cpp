@@ -197,9 +197,10 @@ TEST_P(MatmulAllTypes, EachRowEqualsItsOwnOneRowMatrix) {
   const int64_t n_in = tensor_type_traits(type).block_size == 256 ? 256 : 96;
   const size_t row_bytes = type_row_bytes(type, n_in);
   ThreadPool pool2(2), pool3(3);
-  // 120 rows: 8 strips, an even lane segment (its last strip read on its
-  // own); 2087: 131 strips, more than one block of lane outputs per segment.
-  for (int64_t n_out : {33, 120, 203, 2087}) {
+  // 32 rows: 2 strips, 120 rows: 8 strips - even lane segments (lanes one
+  // row longer, the last ones short or idle); 2087: 131 strips, more than
+  // one block of lane outputs per segment.
+  for (int64_t n_out : {32, 33, 120, 203, 2087}) {
     const auto m = make_matrix(type, n_in, n_out, static_cast<uint32_t>(n_out));
     const auto x = random_activations(static_cast<size_t>(n_in * 3), 91);
     for (int64_t n_tokens : {1, 3}) {

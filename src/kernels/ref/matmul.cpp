@@ -335,14 +335,16 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
       while (s >= first_strip[j + 1]) ++j;
       const MatrixView& m = *jobs[j].w;
       int64_t e = std::min(s1, first_strip[j + 1]);  // this matrix's strips in the chunk
-      // Lane streams start n_seg rows apart. An even n_seg can put the 16
-      // lanes' lines in a few L1 sets (row bytes 576 and 192 strips: all in
-      // one set of an 8-way L1, every load a conflict miss): an odd n_seg
-      // with its last strip read on its own spreads them over 16 sets.
-      if (interleave && (e - s) % 2 == 0 && e - s > 2) --e;
       const int64_t row0 = (s - first_strip[j]) * rows_per_strip;
       const int64_t n = std::min((e - first_strip[j]) * rows_per_strip, m.n_out) - row0;
-      const int64_t n_seg = e - s;
+      // Lane streams start n_seg rows apart. An even n_seg can put the 16
+      // lanes' lines in a few L1 sets (row bytes 576 and 192 strips: all in
+      // one set of an 8-way L1, every load a conflict miss): lanes one row
+      // longer (odd) spread them over 16 sets, and the last lanes run out
+      // of rows first (a strip's lanes past n compute on a copy of its last
+      // row and are not stored). Splitting the last strip off instead, read
+      // on its own and unprefetched, made decode 3-10 % slower (Zen 4).
+      const int64_t n_seg = (e - s) % 2 == 0 ? e - s + 1 : e - s;
       if (interleave && n_seg > 1 &&
           static_cast<size_t>(n_seg) * m.row_bytes <= (size_t{1} << 31) / static_cast<size_t>(rows_per_strip)) {
         // Lane r of strip i takes row row0 + r * n_seg + i: each lane walks
@@ -393,8 +395,8 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
           a.y = jobs[j].y + r0;
           // The next strip's rows (past the matrix's end: harmless hints).
           // Not in lane-stream mode, where this branch reads only a lone
-          // strip (a segment's split-off last one, or rows too long for
-          // lanes) and what follows is read as lane streams: a whole strip
+          // strip (a one-strip segment, or rows too long for lanes) and
+          // what follows is read as lane streams: a whole strip
           // of prefetches over its few units (68 lines per unit at 1024
           // Q8_0 inputs) held ~0.9 % of a decode's samples.
           a.prefetch = interleave ? nullptr : a.w + static_cast<size_t>(a.n_rows) * m.row_bytes;
