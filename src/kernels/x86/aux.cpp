@@ -70,36 +70,11 @@ void corr16_aux(int64_t n_in, const uint8_t* q_row, uint8_t* aux_row) {
   }
 }
 
-template <bool kNibbles, int kOffset>
-void stream_aux(int64_t n_in, const uint8_t* q_row, uint8_t* aux_row) {
-  constexpr int kShift = kNibbles ? 40 : 36;
-  constexpr int kGroup = 64 + 4 * kShift;
-  for (int64_t g = 0; g < n_in / 256; ++g) {
-    uint8_t* out = aux_row + g * kGroup;
-    legacy_aux<kOffset>(256, q_row + g * 8 * sizeof(BlockQ8_0), out);
-    std::memset(out + 64, 0, 4 * kShift);
-    for (int pair = 0; pair < 4; ++pair) {
-      BlockQ8_0 b;
-      std::memcpy(&b, q_row + (g * 8 + 2 * pair) * sizeof(BlockQ8_0), sizeof(b));
-      uint8_t* s = out + 64 + pair * kShift;
-      if (kNibbles) {
-        std::memcpy(s + 2, b.qs, 16);
-        std::memcpy(s + 22, b.qs + 16, 16);
-      } else {
-        std::memcpy(s + 2, b.qs, 32);
-      }
-    }
-  }
-}
-
 template void legacy_aux<0>(int64_t, const uint8_t*, uint8_t*);
 template void legacy_aux<8>(int64_t, const uint8_t*, uint8_t*);
 template void legacy_aux<16>(int64_t, const uint8_t*, uint8_t*);
 template void legacy_aux<128>(int64_t, const uint8_t*, uint8_t*);
 template void corr16_aux<4>(int64_t, const uint8_t*, uint8_t*);
 template void corr16_aux<32>(int64_t, const uint8_t*, uint8_t*);
-template void stream_aux<true, 8>(int64_t, const uint8_t*, uint8_t*);
-template void stream_aux<false, 0>(int64_t, const uint8_t*, uint8_t*);
-template void stream_aux<false, 128>(int64_t, const uint8_t*, uint8_t*);
 
 }  // namespace kazeia::kernels::x86

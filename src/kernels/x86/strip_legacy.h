@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/x86/stream_aux_avx2.h"
 #include "kernels/x86/strip_runner.h"
 #include "kernels/x86/x86_kernels.h"
 
@@ -452,7 +453,7 @@ struct StreamDec {
 
   static size_t aux_bytes(int64_t n) { return static_cast<size_t>(n / 256) * kAuxGroup; }
   static void aux(int64_t n, const uint8_t* q, uint8_t* out) {
-    stream_aux<kNibbles, kSigned ? 0 : Fmt::kBias>(n, q, out);
+    stream_aux_avx2<kNibbles, kSigned ? 0 : Fmt::kBias>(n, q, out);
   }
 };
 

@@ -6,8 +6,8 @@
 // only after checking the CPU; on non-x86 builds they do not exist.
 //
 // The aux rows below are what the strip kernels read next to each token's
-// quantized activations; aux.cpp (portable code) builds them once per
-// matmul call. All are arrays of 32-bit words, one entry per block:
+// quantized activations, built once per matmul call: by aux.cpp (portable
+// code), and StreamAux by stream_aux_avx2.h (on decode's critical path). All are arrays of 32-bit words, one entry per block:
 //  - LegacyAux (Q4_0, Q5_0, Q8_0 weights x Q8_0 activations):
 //      d = the activation's fp16 scale as float,
 //      corr = -offset * (sum of the block's 32 quants), where offset is the
@@ -64,9 +64,7 @@ void legacy1_aux(int64_t n_in, const uint8_t* q8_1_row, uint8_t* aux_row);
 void pairs32_aux(int64_t n_in, const uint8_t* q8_K_row, uint8_t* aux_row);
 template <int kOffset>
 void corr16_aux(int64_t n_in, const uint8_t* q8_K_row, uint8_t* aux_row);
-// n_in a multiple of 256; kNibbles: Q4_0's layout, else Q8_0's.
-template <bool kNibbles, int kOffset>
-void stream_aux(int64_t n_in, const uint8_t* q8_0_row, uint8_t* aux_row);
+// StreamAux rows are built by stream_aux_avx2.h, in the per-ISA files.
 
 extern template void legacy_aux<0>(int64_t, const uint8_t*, uint8_t*);
 extern template void legacy_aux<8>(int64_t, const uint8_t*, uint8_t*);
@@ -74,8 +72,5 @@ extern template void legacy_aux<16>(int64_t, const uint8_t*, uint8_t*);
 extern template void legacy_aux<128>(int64_t, const uint8_t*, uint8_t*);
 extern template void corr16_aux<4>(int64_t, const uint8_t*, uint8_t*);
 extern template void corr16_aux<32>(int64_t, const uint8_t*, uint8_t*);
-extern template void stream_aux<true, 8>(int64_t, const uint8_t*, uint8_t*);
-extern template void stream_aux<false, 0>(int64_t, const uint8_t*, uint8_t*);
-extern template void stream_aux<false, 128>(int64_t, const uint8_t*, uint8_t*);
 
 }  // namespace kazeia::kernels::x86
