@@ -80,11 +80,21 @@ struct GemmF32 {
     }
   }
 
+  // Products with at most this many rows of A (decode: one query's heads
+  // against the f16 K / V tiles of the cache, the delta rule's W and q rows
+  // against the state) use each B vector once or twice: they wait on B's
+  // rows, which arrive cold from memory (the weights streamed through the
+  // caches since). They prefetch B kPrefetchRows rows ahead, into L1.
+  // Per-token interleaved A/B (Zen 4, 2 threads), decode time with / without:
+  // Qwen3-0.6B Q4_0 0.97x, Q8_0 0.94x, Qwen3.5-0.8B Q4_0 0.96x, Q8_0 0.97x.
+  static constexpr int64_t kPrefetchMaxRows = 2;
+  static constexpr int64_t kPrefetchRows = 16;
+
   // R rows x NV vectors; the last vector holds n_last (1..16) columns.
   template <int R, int NV, GemmMode kMode, class BT>
   [[gnu::noinline, gnu::flatten]] static void tile(int64_t k, const float* a, size_t lda, const BT* b, size_t ldb,
                                                    float* c, size_t ldc, int64_t n_last, float scale,
-                                                   uint32_t* range) {
+                                                   uint32_t* range, bool prefetch_b) {
     auto col = [](const float* p, int v) { return reinterpret_cast<const uint8_t*>(p + 16 * v); };
     V16 acc[R][NV];
     static_for<R>([&](auto r) {
@@ -98,9 +108,15 @@ struct GemmF32 {
         }
       });
     });
+    // The lines of a tile's B row (64-byte aligned or not: one more).
+    constexpr int kLines = (NV * 16 * static_cast<int>(sizeof(BT)) + 63) / 64 + 1;
     for (int64_t kk = 0; kk < k; ++kk) {
       V16 bv[NV];
       const BT* brow = b + static_cast<size_t>(kk) * ldb;
+      if (prefetch_b && kk + kPrefetchRows < k) {
+        const auto ahead = reinterpret_cast<uintptr_t>(brow + static_cast<size_t>(kPrefetchRows) * ldb) & ~uintptr_t{63};
+        static_for<kLines>([&](auto l) { _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0); });
+      }
       static_for<NV>([&](auto v) { bv[v] = load_b(brow + 16 * v, v + 1 < NV ? 16 : n_last); });
       static_for<R>([&](auto r) {
         const V16 av = Isa::splat16(a[r * lda + static_cast<size_t>(kk)]);
@@ -125,7 +141,7 @@ struct GemmF32 {
 
   template <class BT>
   using TileFn = void (*)(int64_t, const float*, size_t, const BT*, size_t, float*, size_t, int64_t, float,
-                          uint32_t*);
+                          uint32_t*, bool);
   template <GemmMode kMode, class BT, int R, int... NVs>
   static constexpr void fill_row(TileFn<BT>* out, std::integer_sequence<int, NVs...>) {
     ((out[NVs] = &tile<R, NVs + 1, kMode, BT>), ...);
@@ -143,6 +159,7 @@ struct GemmF32 {
       fill<kMode, BT>(t.f, std::make_integer_sequence<int, kMR>{});
       return t;
     }();
+    const bool prefetch_b = m <= kPrefetchMaxRows;
     for (int64_t n0 = 0; n0 < n; n0 += 16 * kNV) {
       const int64_t width = n - n0 < 16 * kNV ? n - n0 : 16 * kNV;
       const int64_t nv = (width + 15) / 16;
@@ -150,7 +167,7 @@ struct GemmF32 {
       for (int64_t m0 = 0; m0 < m; m0 += kMR) {
         const int64_t mr = m - m0 < kMR ? m - m0 : kMR;
         tiles.f[mr - 1][nv - 1](k, a + static_cast<size_t>(m0) * lda, lda, b + n0, ldb,
-                                c + static_cast<size_t>(m0) * ldc + n0, ldc, n_last, scale, range);
+                                c + static_cast<size_t>(m0) * ldc + n0, ldc, n_last, scale, range, prefetch_b);
       }
     }
   }
