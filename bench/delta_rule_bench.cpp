@@ -91,7 +91,7 @@ void BM_DeltaRuleDecode(benchmark::State& st) {
   }
   st.counters["tok/s"] = benchmark::Counter(static_cast<double>(p.n), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_DeltaRuleDecode)->Arg(0)->Arg(32)->Arg(64)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DeltaRuleDecode)->Arg(0)->Arg(16)->Arg(32)->Arg(64)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace kazeia
