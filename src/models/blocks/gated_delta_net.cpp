@@ -81,6 +81,21 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
   // tap_{K-1} x_{K-1}), so the results are identical.
   const float* taps = w.conv_taps;
   ScratchFloats conv(static_cast<size_t>(n_tokens * channels));
+  // The new window: the last hist rows of ext (older window rows included
+  // when the batch is shorter than the window: those move down, each read
+  // before it is overwritten), for channels [c0, c1).
+  auto shift_window = [&](int64_t c0, int64_t c1) {
+    for (int64_t j = 0; j < hist; ++j) {
+      const float* src = ext_row(n_tokens + j);
+      std::copy(src + c0, src + c1, state.conv.data() + j * channels + c0);
+    }
+  };
+  // A few tokens (decode) split by channel heads: each task has read the
+  // window of its channels when its conv is done, and moves that part of
+  // it while the rows are in its core's cache. (On one thread after the
+  // conv, the move read lines the other core held: 14 us of a 0.8B
+  // layer's ~50 outside the matmuls.)
+  const bool shift_in_tasks = n_tokens < 4;
   // Channel heads: q and k (nk each), then v (nv), d channels apiece.
   for_rows_or_heads(n_tokens, 2 * nk + nv, pool, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
     const int64_t c0 = h0 * d, c1 = h1 * d;
@@ -94,14 +109,9 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
       // L2-normalised q and k per key head.
       for (int64_t h = h0; h < std::min(h1, 2 * nk); ++h) l2_norm(o + h * d, d, c.rms_eps, o + h * d);
     }
+    if (shift_in_tasks) shift_window(c0, c1);  // this task covers every token of its channels
   });
-  // The new window: the last hist rows of ext (older window rows included
-  // when the batch is shorter than the window: those move down, each read
-  // before it is overwritten).
-  for (int64_t j = 0; j < hist; ++j) {
-    const float* src = ext_row(n_tokens + j);
-    std::copy(src, src + channels, state.conv.data() + j * channels);
-  }
+  if (!shift_in_tasks) shift_window(0, channels);
 
   if (log != nullptr) {  // the inputs a rollback replays (model_state.h)
     const float* in = ext.data() + hist * channels;
