@@ -197,12 +197,19 @@ void softmax_ext(const float* x, const float* mask, int64_t n, float scale, floa
 // has: the memory-bandwidth probe of `kazeia bench --bandwidth`.
 uint64_t read_stream(const uint8_t* p, size_t bytes);
 
-// A hint: fetch [p, p + bytes) into the cache ahead of its use, for reads
-// the hardware prefetchers would reach late (a new stream a few pages
-// long). Never faults, whatever the address.
-inline void prefetch_read(const void* p, size_t bytes) {
+// A hint: fetch [p, p + bytes) into the second-level cache (x86
+// prefetcht1) ahead of its use, for reads the hardware prefetchers would
+// reach late (a new stream a few pages long). Never faults, whatever the
+// address. Into L2, not L1: a burst of first-level prefetches holds the
+// core's few line-fill buffers and stalls it until they drain. The empty
+// volatile asm keeps the loop: GCC deleted loops of nothing but prefetches
+// (the attention's, here, before it was added).
+inline void prefetch_to_l2(const void* p, size_t bytes) {
   const auto* c = static_cast<const char*>(p);
-  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(c + off, 0, 3);
+  for (size_t off = 0; off < bytes; off += 64) {
+    __builtin_prefetch(c + off, 0, 2);
+    asm volatile("");
+  }
 }
 
 // IEEE half <-> float over a row (the f16 KV cache): exact one way, round to

@@ -115,7 +115,10 @@ struct GemmF32 {
       const BT* brow = b + static_cast<size_t>(kk) * ldb;
       if (prefetch_b && kk + kPrefetchRows < k) {
         const auto ahead = reinterpret_cast<uintptr_t>(brow + static_cast<size_t>(kPrefetchRows) * ldb) & ~uintptr_t{63};
-        static_for<kLines>([&](auto l) { _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0); });
+        static_for<kLines>([&](auto l) {
+          _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * l), _MM_HINT_T0);
+          asm volatile("");
+        });
       }
       static_for<NV>([&](auto v) { bv[v] = load_b(brow + 16 * v, v + 1 < NV ? 16 : n_last); });
       static_for<R>([&](auto r) {

@@ -133,7 +133,23 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   const int64_t group = n_head / n_kv;
   ScratchFloats attn(static_cast<size_t>(n_tokens * n_head * dv));
   const bool f16 = kv_type == KvType::kF16;
+  // A decoded token (one query block) reads each KV head's few tiles cold
+  // from memory - the weights streamed through the caches since - and
+  // waited on them job after job. Its jobs run as one run of consecutive
+  // heads per thread, and the reads of the next tile (this head's next, or
+  // the next head's first) are requested while a tile is multiplied.
+  const bool decode_jobs = n_blocks == 1;
+  const size_t elem = kv_type == KvType::kF16 ? sizeof(uint16_t) : sizeof(float);
+  auto prefetch_tile = [&](int64_t g, int64_t j0, int64_t q1) {
+    const size_t kn = kv_k_index(j0, kv_head_stride, g, dk), vn = kv_v_index(j0, kv_head_stride, g, dv);
+    const int64_t n_k = std::min(kTile, q1 - j0);
+    prefetch_to_l2(kv_type == KvType::kF16 ? static_cast<const void*>(kv.k16.get() + kn) : kv.k.get() + kn,
+                   static_cast<size_t>(dk * kTile) * elem);
+    prefetch_to_l2(kv_type == KvType::kF16 ? static_cast<const void*>(kv.v16.get() + vn) : kv.v.get() + vn,
+                   static_cast<size_t>(n_k * dv) * elem);
+  };
   auto blocks = [&](int64_t begin, int64_t end, int) {
+    if (decode_jobs && begin < end) prefetch_tile(begin % n_kv, 0, n_past + n_tokens);
     const int64_t max_rows = kTile * group;
     ScratchFloats qm(static_cast<size_t>(max_rows * dk)), kf(f16 ? static_cast<size_t>(kTile * dk) : 0),
         vf(f16 ? static_cast<size_t>(kTile * dv) : 0), s(static_cast<size_t>(max_rows * kTile)),
@@ -156,7 +172,6 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       std::fill(o.begin(), o.begin() + rows * dv, 0.0f);
       std::fill(m.begin(), m.begin() + rows, -INFINITY);
       std::fill(l.begin(), l.begin() + rows, 0.0f);
-      const size_t elem = f16 ? sizeof(uint16_t) : sizeof(float);
       for (int64_t j0 = 0; j0 < q1; j0 += kTile) {
         const int64_t n_k = std::min(kTile, q1 - j0);
         const size_t k_tile = kv_k_index(j0, kv_head_stride, g, dk);
@@ -164,13 +179,9 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
         // the hardware prefetchers ramp up too slowly over a few pages:
         // ask for it while this one is multiplied (tg512 +1.7 %).
         if (j0 + kTile < q1) {
-          const size_t kn = kv_k_index(j0 + kTile, kv_head_stride, g, dk);
-          const size_t vn = kv_v_index(j0 + kTile, kv_head_stride, g, dv);
-          const int64_t n_next = std::min(kTile, q1 - j0 - kTile);
-          prefetch_read(f16 ? static_cast<const void*>(kv.k16.get() + kn) : kv.k.get() + kn,
-                        static_cast<size_t>(dk * kTile) * elem);
-          prefetch_read(f16 ? static_cast<const void*>(kv.v16.get() + vn) : kv.v.get() + vn,
-                        static_cast<size_t>(n_next * dv) * elem);
+          prefetch_tile(g, j0 + kTile, q1);
+        } else if (decode_jobs && job + 1 < end) {
+          prefetch_tile((job + 1) % n_kv, 0, q1);
         }
         const size_t v_tile = kv_v_index(j0, kv_head_stride, g, dv);
         // A few query rows (decode) multiply the f16 tiles as they are; more
@@ -244,10 +255,10 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
     }
   };
   // Causal prefill: later blocks cost more, so many small chunks, claimed
-  // dynamically, balance the work.
+  // dynamically, balance the work. Decode: one run of heads per thread.
   const int64_t n_jobs = n_blocks * n_kv;
   if (pool)
-    pool->parallel_for(0, n_jobs, blocks, 1, 16 * pool->size());
+    pool->parallel_for(0, n_jobs, blocks, 1, (decode_jobs ? 1 : 16) * pool->size());
   else
     blocks(0, n_jobs, 0);
   return matmul(w.wo, attn.data(), n_tokens, out, pool);
