@@ -1,9 +1,12 @@
 // kazeia bench -m M [-p 512] [-n 128] [-d 0] [-r 3] [-t 1,2] [--json] [--bandwidth]
+// kazeia bench -m M --ab NAME=VALUE[,...] [-n 128] [-d 0] [-r 3] [-t 2] [--json]
 //
 // llama-bench-like rows (mean ± sd tokens/s over -r repetitions after a
 // warm-up), plus for decode the weight bytes read per second and its ratio
 // to the read bandwidth measured on this machine, and the peak RSS.
-// `kazeia bench --bandwidth` alone prints only the bandwidth.
+// `kazeia bench --bandwidth` alone prints only the bandwidth. With --ab,
+// decode alone, the default kernel settings against the given ones token by
+// token (bench_decode_ab).
 #include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -24,17 +27,72 @@ std::vector<int> parse_threads(const std::string& s) {
   return out;
 }
 
+struct Options {
+  std::string model;
+  int64_t n_prompt = 512, n_gen = 128, depth = 0;
+  int reps = 3;
+  int64_t ubatch = EngineOptions{}.n_ubatch;
+  std::string threads = "0";
+  std::string ab;
+  bool json = false, bandwidth = false, no_huge_pages = false;
+  KvCacheType kv_type = EngineOptions{}.kv_type;
+  int64_t bandwidth_mib = 1024;
+};
+
+// --ab: per thread count, the A/B decode (bench_decode_ab) and its ratios.
+int run_ab(const Options& o) {
+  const std::vector<int> thread_counts = parse_threads(o.threads);
+  if (o.n_gen <= 0) return fail("--ab compares decode: give -n > 0");
+  if (o.reps < 2) return fail("--ab needs -r 2 or more (each repetition swaps which tokens B decodes)");
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (int t : thread_counts) {
+    EngineOptions eo;
+    eo.n_threads = t;
+    eo.n_ctx = o.depth + o.n_gen + 1 + 16;
+    eo.kv_type = o.kv_type;
+    eo.n_ubatch = o.ubatch;
+    eo.huge_pages = !o.no_huge_pages;
+    auto engine = Engine::load(o.model, eo);
+    if (!engine.ok()) return fail(engine.status().to_string());
+    auto s = bench_decode_ab(**engine, o.n_gen, o.reps, o.depth, o.ab);
+    if (!s.ok()) return fail(s.status().to_string());
+    const BenchAbSample& ab = *s;
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v.empty() ? 0.0 : v[v.size() / 2];
+    };
+    // B against A on the same token positions: A's even tokens with B's
+    // even ones (from the other repetitions), and the odd ones.
+    const double by_parity[2] = {median(ab.b_seconds[0]) / median(ab.a_seconds[0]),
+                                 median(ab.b_seconds[1]) / median(ab.a_seconds[1])};
+    const size_t n_a = ab.a_seconds[0].size() + ab.a_seconds[1].size();
+    const size_t n_b = ab.b_seconds[0].size() + ab.b_seconds[1].size();
+    if (o.json) {
+      out.push_back({{"test", ab.test},
+                     {"threads", (*engine)->n_threads()},
+                     {"settings_b", ab.settings},
+                     {"tokens_a", n_a},
+                     {"tokens_b", n_b},
+                     {"median_seconds_a", ab.median_a()},
+                     {"median_seconds_b", ab.median_b()},
+                     {"ratio_median", ab.median_b() / ab.median_a()},
+                     {"ratio_fast80", ab.fast_mean_b() / ab.fast_mean_a()},
+                     {"ratio_even_tokens", by_parity[0]},
+                     {"ratio_odd_tokens", by_parity[1]}});
+      continue;
+    }
+    std::printf("A/B decode %s, %d thread(s), alternate tokens, %d repetitions: A = the defaults, B = %s\n",
+                ab.test.c_str(), (*engine)->n_threads(), o.reps, ab.settings.c_str());
+    std::printf("  A: %zu tokens, median %.3f ms (%.2f t/s)\n", n_a, ab.median_a() * 1e3, 1.0 / ab.median_a());
+    std::printf("  B: %zu tokens, median %.3f ms (%.2f t/s)\n", n_b, ab.median_b() * 1e3, 1.0 / ab.median_b());
+    std::printf("  B/A token time: median %.4f, fastest 80 %% %.4f; even tokens %.4f, odd tokens %.4f\n",
+                ab.median_b() / ab.median_a(), ab.fast_mean_b() / ab.fast_mean_a(), by_parity[0], by_parity[1]);
+  }
+  if (o.json) std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
 void setup_bench(CLI::App& app, std::function<int()>* run) {
-  struct Options {
-    std::string model;
-    int64_t n_prompt = 512, n_gen = 128, depth = 0;
-    int reps = 3;
-    int64_t ubatch = EngineOptions{}.n_ubatch;
-    std::string threads = "0";
-    bool json = false, bandwidth = false, no_huge_pages = false;
-    KvCacheType kv_type = EngineOptions{}.kv_type;
-    int64_t bandwidth_mib = 1024;
-  };
   auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("bench", "Benchmark prompt processing and decode speed");
   cmd->add_option("-m,--model", o->model, "GGUF model file");
@@ -46,6 +104,10 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("-r,--repetitions", o->reps, "Repetitions")->capture_default_str();
   cmd->add_option("-t,--threads", o->threads, "Thread counts, comma-separated (0: physical cores)")->capture_default_str();
   cmd->add_flag("--json", o->json, "JSON output");
+  cmd->add_option("--ab", o->ab,
+                  "Decode only, alternating token by token between the default kernel settings (A) and these (B): "
+                  "NAME=VALUE pairs, comma-separated (KAZEIA_CPU_LEVEL, KAZEIA_DECODE_WALK, KAZEIA_LANE_PREFETCH, "
+                  "KAZEIA_TOKEN_TILES, KAZEIA_AMX)");
   cmd->add_flag("--bandwidth", o->bandwidth, "Measure the memory read bandwidth (alone when no model is given)");
   cmd->add_option("--bandwidth-mib", o->bandwidth_mib,
                   "Size of the bandwidth probe's buffer, MiB (keep it well above the last-level cache)")
@@ -80,6 +142,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
         if (o->json) std::printf("%s\n", out.dump(2).c_str());
         return 0;
       }
+      if (!o->ab.empty()) return run_ab(*o);
       if (!o->json)
         std::printf("| %-28s | %9s | %7s | %14s | %16s | %8s | %9s |\n", "model", "size MiB", "threads", "test",
                     "t/s", "GB/s", "% of bw");

@@ -29,6 +29,28 @@ struct BenchSample {
 Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitions, int64_t depth = 0);
 Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions, int64_t depth = 0);
 
+// Decode under two kernel settings in one process, alternating token by
+// token: A the defaults, B `settings` (NAME=VALUE pairs, comma-separated;
+// kernels::kernel_table_with_settings lists the names), so that both meet
+// the same state of a shared, noisy machine. Whole-process runs of the same
+// binary moved by +-20 % here; alternate tokens resolve 1-2 %. Repetition r
+// gives B the odd tokens when r is even and the even ones when r is odd:
+// position effects (a new page of the KV cache) fall on both.
+struct BenchAbSample {
+  std::string test;      // "tg128", "tg128 @ d4096"
+  std::string settings;  // B's
+  // Seconds per token, [0] on even token indices, [1] on odd ones.
+  std::vector<double> a_seconds[2], b_seconds[2];
+  // Over both parities: the median token time, and the mean of the fastest
+  // 80 % (outliers - a page fault, a preempted thread - left out).
+  double median_a() const;
+  double median_b() const;
+  double fast_mean_a() const;
+  double fast_mean_b() const;
+};
+Result<BenchAbSample> bench_decode_ab(Engine& engine, int64_t n_gen, int repetitions, int64_t depth,
+                                      const std::string& settings);
+
 // The thread count an engine or the bandwidth probe runs with when asked
 // for n: n itself when positive, otherwise the physical cores available.
 int resolve_thread_count(int n);

@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -112,6 +113,68 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions,
     if (r > 0) sample.seconds.push_back(now_seconds() - t0);
   }
   sample.state_bytes = session->state_bytes();
+  return sample;
+}
+
+namespace {
+
+std::vector<double> both(const std::vector<double> (&v)[2]) {
+  std::vector<double> all = v[0];
+  all.insert(all.end(), v[1].begin(), v[1].end());
+  std::sort(all.begin(), all.end());
+  return all;
+}
+double median_of(const std::vector<double> (&v)[2]) {
+  const auto all = both(v);
+  return all.empty() ? 0.0 : all[all.size() / 2];
+}
+double fast_mean_of(const std::vector<double> (&v)[2]) {
+  const auto all = both(v);
+  const size_t keep = std::max<size_t>(1, all.size() * 8 / 10);
+  if (all.empty()) return 0.0;
+  return std::accumulate(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), 0.0) / static_cast<double>(keep);
+}
+
+}  // namespace
+
+double BenchAbSample::median_a() const { return median_of(a_seconds); }
+double BenchAbSample::median_b() const { return median_of(b_seconds); }
+double BenchAbSample::fast_mean_a() const { return fast_mean_of(a_seconds); }
+double BenchAbSample::fast_mean_b() const { return fast_mean_of(b_seconds); }
+
+Result<BenchAbSample> bench_decode_ab(Engine& engine, int64_t n_gen, int repetitions, int64_t depth,
+                                      const std::string& settings) {
+  KZ_RETURN_IF_ERROR(check_fits("decode", n_gen, 1, depth, engine.n_ctx()));
+  KZ_ASSIGN_OR_RETURN(const kernels::KernelTable* table_b, kernels::kernel_table_with_settings(settings));
+  BenchAbSample sample{"tg" + std::to_string(n_gen) + depth_suffix(depth), settings, {}, {}};
+  const auto ids = bench_tokens(depth + n_gen + 1, engine.n_vocab());
+  const std::span<const int32_t> context(ids.data(), static_cast<size_t>(depth));
+  std::vector<float> logits(static_cast<size_t>(engine.n_vocab()));
+  KZ_ASSIGN_OR_RETURN(auto session, engine.new_session());
+  struct Awake {
+    Engine& e;
+    explicit Awake(Engine& engine) : e(engine) { e.set_threads_awake(true); }
+    ~Awake() { e.set_threads_awake(false); }
+  } awake(engine);
+  // Whatever happens, the defaults are active again afterwards.
+  struct Restore {
+    ~Restore() { kernels::set_active_kernels_override(nullptr); }
+  } restore;
+  for (int r = 0; r <= repetitions; ++r) {  // r == 0 warms up (both settings)
+    kernels::set_active_kernels_override(nullptr);
+    session->reset();
+    if (depth > 0) KZ_RETURN_IF_ERROR(session->eval(context, logits.data()));
+    KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(depth)], 1), logits.data()));
+    for (int64_t i = 0; i < n_gen; ++i) {
+      const bool b = (i + r) % 2 == 1;
+      kernels::set_active_kernels_override(b ? table_b : nullptr);
+      const double t0 = now_seconds();
+      KZ_RETURN_IF_ERROR(
+          session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(depth + 1 + i)], 1), logits.data()));
+      const double dt = now_seconds() - t0;
+      if (r > 0) (b ? sample.b_seconds : sample.a_seconds)[i % 2].push_back(dt);
+    }
+  }
   return sample;
 }
 

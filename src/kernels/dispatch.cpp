@@ -6,9 +6,15 @@
 // once, on first use, and never change afterwards, so readers need no lock.
 #include "kernels/dispatch.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "base/cpu_features.h"
 #include "base/log.h"
@@ -243,9 +249,13 @@ Variant variant_of(CpuLevel level, bool avx_vnni) {
   }
 }
 
+// set_active_kernels_override's table; read on every active_kernels() call.
+std::atomic<const KernelTable*> g_override{nullptr};
+
 }  // namespace
 
 const KernelTable& active_kernels() {
+  if (const KernelTable* o = g_override.load(std::memory_order_acquire)) return *o;
   static const KernelTable* active = [] {
     const CpuFeatures& f = cpu_features();
     Variant v = variant_of(f.level, f.avx_vnni);
@@ -259,6 +269,63 @@ const KernelTable* kernel_table(CpuLevel level) {
   const Variant v = variant_of(level, level == CpuLevel::kAvx2 && runnable(Variant::kAvx2Vnni));
   if (v == Variant::kScalar && level != CpuLevel::kScalar) return nullptr;
   return runnable(v) ? &table_of(v) : nullptr;
+}
+
+const KernelTable* set_active_kernels_override(const KernelTable* table) {
+  return g_override.exchange(table, std::memory_order_acq_rel);
+}
+
+Result<const KernelTable*> kernel_table_with_settings(const std::string& settings) {
+  static constexpr const char* kNames[] = {"KAZEIA_CPU_LEVEL", "KAZEIA_DECODE_WALK", "KAZEIA_LANE_PREFETCH",
+                                           "KAZEIA_TOKEN_TILES", "KAZEIA_AMX"};
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (size_t start = 0; start <= settings.size();) {
+    size_t end = settings.find(',', start);
+    if (end == std::string::npos) end = settings.size();
+    const std::string item = settings.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    if (eq == std::string::npos || std::none_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return name == n; }))
+      return InvalidArgument("kernel setting '" + item + "': expected NAME=VALUE with NAME one of KAZEIA_CPU_LEVEL, "
+                             "KAZEIA_DECODE_WALK, KAZEIA_LANE_PREFETCH, KAZEIA_TOKEN_TILES, KAZEIA_AMX");
+    pairs.emplace_back(name, item.substr(eq + 1));
+  }
+  const CpuFeatures& f = cpu_features();
+  CpuLevel level = f.level;
+  bool amx = true;
+  for (const auto& [name, value] : pairs) {
+    if (name == "KAZEIA_CPU_LEVEL") {
+      const std::optional<CpuLevel> want = parse_cpu_level(value);
+      if (!want || *want > f.hw_level || kernel_table(*want) == nullptr)
+        return InvalidArgument("kernel setting KAZEIA_CPU_LEVEL=" + value + ": not a level this build and CPU run (hardware: " +
+                               cpu_level_name(f.hw_level) + ")");
+      level = *want;
+    }
+    if (name == "KAZEIA_AMX") amx = value != "0";
+  }
+  Variant v = variant_of(level, level == CpuLevel::kAvx2 && runnable(Variant::kAvx2Vnni));
+  if (v == Variant::kAvx512Amx && !amx) v = Variant::kAvx512;
+  if (!runnable(v)) v = Variant::kScalar;
+  // The fill functions read their settings from the environment while the
+  // table is built: set them for that time, then put everything back.
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+  for (const auto& [name, value] : pairs) {
+    const char* old = std::getenv(name.c_str());
+    saved.emplace_back(name, old != nullptr ? std::optional<std::string>(old) : std::nullopt);
+    setenv(name.c_str(), value.c_str(), 1);
+  }
+  auto table = std::make_unique<KernelTable>(build(v));
+  for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+    if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
+    else unsetenv(it->first.c_str());
+  }
+  static std::vector<std::unique_ptr<KernelTable>> kept;
+  kept.push_back(std::move(table));
+  return kept.back().get();
 }
 
 std::vector<const KernelTable*> available_kernel_tables() {

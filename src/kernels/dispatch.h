@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/cpu_features.h"
@@ -214,8 +215,24 @@ struct KernelTable {
   QuantizeActFn quantizer(TensorType vec_dot_type) const;
 };
 
-// The table for cpu_level(), built on first use (thread-safe) and cached.
+// The table for cpu_level(), built on first use (thread-safe) and cached,
+// unless an override is set (below).
 const KernelTable& active_kernels();
+
+// The kernel settings the environment chooses (KAZEIA_CPU_LEVEL,
+// KAZEIA_DECODE_WALK, KAZEIA_LANE_PREFETCH, KAZEIA_TOKEN_TILES, KAZEIA_AMX),
+// as NAME=VALUE pairs separated by commas: a table built as the active one
+// would be if the process had started with those set (the rest of the
+// environment as it is). For comparing settings inside one process
+// (`kazeia bench --ab`). The table lives until the process ends.
+// InvalidArgument names the bad pair: not NAME=VALUE, a name not in the
+// list, or a level this build or CPU cannot run.
+Result<const KernelTable*> kernel_table_with_settings(const std::string& settings);
+
+// Makes `table` the active one (nullptr: back to the default) and returns
+// the previous override. Only while no kernel runs on any thread: a forward
+// pass reads the active table many times, from every pool thread.
+const KernelTable* set_active_kernels_override(const KernelTable* table);
 
 // The table of one level, or nullptr when this build or this CPU cannot run
 // it (independent of KAZEIA_CPU_LEVEL: tests use it to compare every variant

@@ -69,4 +69,23 @@ assert sorted(r["test"] for r in rows) == ["pp8 @ d40", "tg4 @ d40"], rows
 assert all(r["n_depth"] == 40 and r["tps_mean"] > 0 for r in rows), rows
 PY
 "$KAZEIA" bench -m "$tmp/m.gguf" -p 8 -n 0 -d -1 -r 1 > /dev/null 2>&1 && fail "a negative depth was accepted"
+# --ab: decode alternating token by token between the defaults and other
+# kernel settings; every timed token counted once, on each parity.
+"$KAZEIA" bench -m "$tmp/m.gguf" -n 8 -d 4 -r 2 -t 1 --ab KAZEIA_CPU_LEVEL=scalar --json > "$tmp/ab.json"
+python3 - "$tmp/ab.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert len(rows) == 1, rows
+r = rows[0]
+assert r["test"] == "tg8 @ d4" and r["settings_b"] == "KAZEIA_CPU_LEVEL=scalar" and r["threads"] == 1, r
+assert r["tokens_a"] == 8 and r["tokens_b"] == 8, r  # 2 repetitions x 8 tokens, half each
+for k in ("median_seconds_a", "median_seconds_b", "ratio_median", "ratio_fast80", "ratio_even_tokens", "ratio_odd_tokens"):
+    assert r[k] > 0, (k, r)
+assert abs(r["ratio_median"] - r["median_seconds_b"] / r["median_seconds_a"]) < 1e-9 * r["ratio_median"], r
+PY
+"$KAZEIA" bench -m "$tmp/m.gguf" -n 8 -r 2 -t 1 --ab KAZEIA_CPU_LEVEL=scalar > "$tmp/ab.txt"
+grep -q "^  B/A token time: median " "$tmp/ab.txt" || { cat "$tmp/ab.txt"; fail "no A/B ratio line"; }
+"$KAZEIA" bench -m "$tmp/m.gguf" -n 8 -r 2 -t 1 --ab KAZEIA_NOPE=1 > /dev/null 2> "$tmp/ab.err" && fail "an unknown kernel setting was accepted"
+grep -q "KAZEIA_NOPE=1" "$tmp/ab.err" || { cat "$tmp/ab.err"; fail "the error does not name the bad setting"; }
+"$KAZEIA" bench -m "$tmp/m.gguf" -n 8 -r 1 -t 1 --ab KAZEIA_CPU_LEVEL=scalar > /dev/null 2>&1 && fail "--ab with one repetition was accepted"
 echo "bench: ok (peak RSS $peak MiB)"

@@ -520,5 +520,49 @@ TEST(Dispatch, DecodeWalkFollowsTheCpuAndTheEnvironment) {
   EXPECT_STREQ(decode_walk_name(DecodeWalk::kPrefetchedStrips), "strips");
 }
 
+TEST(Dispatch, TableWithSettingsAsTheEnvironmentWouldBuildIt) {
+  ScopedEnv walk("KAZEIA_DECODE_WALK", nullptr), ahead("KAZEIA_LANE_PREFETCH", "64");
+  auto t = kernel_table_with_settings("KAZEIA_LANE_PREFETCH=512,KAZEIA_DECODE_WALK=strips");
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ((*t)->decode_lane_prefetch, 512u);
+  EXPECT_EQ((*t)->decode_walk, DecodeWalk::kPrefetchedStrips);
+  EXPECT_STREQ((*t)->name, active_kernels().name);  // the same level
+  // The environment is as it was: set, and unset.
+  ASSERT_NE(std::getenv("KAZEIA_LANE_PREFETCH"), nullptr);
+  EXPECT_STREQ(std::getenv("KAZEIA_LANE_PREFETCH"), "64");
+  EXPECT_EQ(std::getenv("KAZEIA_DECODE_WALK"), nullptr);
+  // Nothing given: the defaults of this environment (64 bytes ahead here).
+  auto plain = kernel_table_with_settings("");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ((*plain)->decode_lane_prefetch, 64u);
+  EXPECT_EQ((*plain)->decode_walk, DecodeWalk::kLaneStreams);
+  auto scalar = kernel_table_with_settings("KAZEIA_CPU_LEVEL=scalar");
+  ASSERT_TRUE(scalar.ok());
+  EXPECT_STREQ((*scalar)->name, "scalar");
+  for (const char* bad : {"KAZEIA_LANE_PREFETCH", "KAZEIA_BOGUS=1", "KAZEIA_CPU_LEVEL=avx9", "PATH=/"}) {
+    auto r = kernel_table_with_settings(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().to_string().find(bad), std::string::npos) << r.status().to_string();
+  }
+}
+
+TEST(Dispatch, ActiveTableOverrideAndBack) {
+  const KernelTable* defaults = &active_kernels();
+  auto scalar = kernel_table_with_settings("KAZEIA_CPU_LEVEL=scalar");
+  ASSERT_TRUE(scalar.ok());
+  EXPECT_EQ(set_active_kernels_override(*scalar), nullptr);
+  EXPECT_EQ(&active_kernels(), *scalar);
+  // Results do not depend on the table: a product through the override
+  // equals the same product through the defaults' table.
+  const auto w = testing::make_matrix(TensorType::Q4_0, 256, 40, 7);
+  const auto x = random_activations(256, 8);
+  std::vector<float> y_override(40), y_default(40);
+  ASSERT_TRUE(matmul(w.view(), x.data(), 1, y_override.data(), nullptr).ok());
+  EXPECT_EQ(set_active_kernels_override(nullptr), *scalar);
+  EXPECT_EQ(&active_kernels(), defaults);
+  ASSERT_TRUE(matmul_with(*defaults, w.view(), x.data(), 1, y_default.data(), nullptr).ok());
+  EXPECT_EQ(0, std::memcmp(y_override.data(), y_default.data(), y_default.size() * sizeof(float)));
+}
+
 }  // namespace
 }  // namespace kazeia::kernels
