@@ -89,9 +89,15 @@ Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitio
   return sample;
 }
 
-Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions, int64_t depth) {
-  KZ_RETURN_IF_ERROR(check_fits("decode", n_gen, 1, depth, engine.n_ctx()));  // + the warm-up token
-  BenchSample sample{"tg" + std::to_string(n_gen) + depth_suffix(depth), n_gen, {}};
+namespace {
+
+// The decode runs of bench_decode and bench_decode_ab: per repetition
+// (r = 0 warms up) a fresh session, the context (if any) and one warm-up
+// token, then n_gen tokens one at a time; before(r, i) runs ahead of token
+// i (i = -1: the warm-up token), after(r, i, seconds) gets its time.
+template <class Before, class After>
+Result<uint64_t> run_decode(Engine& engine, int64_t n_gen, int repetitions, int64_t depth, Before&& before,
+                            After&& after) {
   const auto ids = bench_tokens(depth + n_gen + 1, engine.n_vocab());
   const std::span<const int32_t> context(ids.data(), static_cast<size_t>(depth));
   std::vector<float> logits(static_cast<size_t>(engine.n_vocab()));
@@ -103,39 +109,54 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions,
     ~Awake() { e.set_threads_awake(false); }
   } awake(engine);
   for (int r = 0; r <= repetitions; ++r) {
+    before(r, int64_t{-1});
     session->reset();
-    // The context (if any) and one warm-up token before the clock starts.
     if (depth > 0) KZ_RETURN_IF_ERROR(session->eval(context, logits.data()));
     KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(depth)], 1), logits.data()));
-    const double t0 = now_seconds();
-    for (int64_t i = depth + 1; i <= depth + n_gen; ++i)
-      KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(i)], 1), logits.data()));
-    if (r > 0) sample.seconds.push_back(now_seconds() - t0);
+    for (int64_t i = 0; i < n_gen; ++i) {
+      before(r, i);
+      const double t0 = now_seconds();
+      KZ_RETURN_IF_ERROR(
+          session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(depth + 1 + i)], 1), logits.data()));
+      after(r, i, now_seconds() - t0);
+    }
   }
-  sample.state_bytes = session->state_bytes();
-  return sample;
+  return session->state_bytes();
 }
 
-namespace {
-
-std::vector<double> both(const std::vector<double> (&v)[2]) {
+std::vector<double> sorted_both(const std::vector<double> (&v)[2]) {
   std::vector<double> all = v[0];
   all.insert(all.end(), v[1].begin(), v[1].end());
   std::sort(all.begin(), all.end());
   return all;
 }
 double median_of(const std::vector<double> (&v)[2]) {
-  const auto all = both(v);
+  const auto all = sorted_both(v);
   return all.empty() ? 0.0 : all[all.size() / 2];
 }
 double fast_mean_of(const std::vector<double> (&v)[2]) {
-  const auto all = both(v);
-  const size_t keep = std::max<size_t>(1, all.size() * 8 / 10);
+  const auto all = sorted_both(v);
   if (all.empty()) return 0.0;
+  const size_t keep = std::max<size_t>(1, all.size() * 8 / 10);
   return std::accumulate(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), 0.0) / static_cast<double>(keep);
 }
 
 }  // namespace
+
+Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions, int64_t depth) {
+  KZ_RETURN_IF_ERROR(check_fits("decode", n_gen, 1, depth, engine.n_ctx()));  // + the warm-up token
+  BenchSample sample{"tg" + std::to_string(n_gen) + depth_suffix(depth), n_gen, {}};
+  double rep_seconds = 0.0;
+  KZ_ASSIGN_OR_RETURN(sample.state_bytes, run_decode(
+      engine, n_gen, repetitions, depth, [](int, int64_t) {},
+      [&](int r, int64_t i, double seconds) {
+        rep_seconds += seconds;
+        if (i + 1 < n_gen) return;
+        if (r > 0) sample.seconds.push_back(rep_seconds);
+        rep_seconds = 0.0;
+      }));
+  return sample;
+}
 
 double BenchAbSample::median_a() const { return median_of(a_seconds); }
 double BenchAbSample::median_b() const { return median_of(b_seconds); }
@@ -147,34 +168,19 @@ Result<BenchAbSample> bench_decode_ab(Engine& engine, int64_t n_gen, int repetit
   KZ_RETURN_IF_ERROR(check_fits("decode", n_gen, 1, depth, engine.n_ctx()));
   KZ_ASSIGN_OR_RETURN(const kernels::KernelTable* table_b, kernels::kernel_table_with_settings(settings));
   BenchAbSample sample{"tg" + std::to_string(n_gen) + depth_suffix(depth), settings, {}, {}};
-  const auto ids = bench_tokens(depth + n_gen + 1, engine.n_vocab());
-  const std::span<const int32_t> context(ids.data(), static_cast<size_t>(depth));
-  std::vector<float> logits(static_cast<size_t>(engine.n_vocab()));
-  KZ_ASSIGN_OR_RETURN(auto session, engine.new_session());
-  struct Awake {
-    Engine& e;
-    explicit Awake(Engine& engine) : e(engine) { e.set_threads_awake(true); }
-    ~Awake() { e.set_threads_awake(false); }
-  } awake(engine);
   // Whatever happens, the defaults are active again afterwards.
   struct Restore {
     ~Restore() { kernels::set_active_kernels_override(nullptr); }
   } restore;
-  for (int r = 0; r <= repetitions; ++r) {  // r == 0 warms up (both settings)
-    kernels::set_active_kernels_override(nullptr);
-    session->reset();
-    if (depth > 0) KZ_RETURN_IF_ERROR(session->eval(context, logits.data()));
-    KZ_RETURN_IF_ERROR(session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(depth)], 1), logits.data()));
-    for (int64_t i = 0; i < n_gen; ++i) {
-      const bool b = (i + r) % 2 == 1;
-      kernels::set_active_kernels_override(b ? table_b : nullptr);
-      const double t0 = now_seconds();
-      KZ_RETURN_IF_ERROR(
-          session->eval(std::span<const int32_t>(&ids[static_cast<size_t>(depth + 1 + i)], 1), logits.data()));
-      const double dt = now_seconds() - t0;
-      if (r > 0) (b ? sample.b_seconds : sample.a_seconds)[i % 2].push_back(dt);
-    }
-  }
+  // Token i of repetition r runs B when i + r is odd; the warm-up token, A.
+  auto runs_b = [](int r, int64_t i) { return i >= 0 && (i + r) % 2 == 1; };
+  KZ_RETURN_IF_ERROR(run_decode(
+                         engine, n_gen, repetitions, depth,
+                         [&](int r, int64_t i) { kernels::set_active_kernels_override(runs_b(r, i) ? table_b : nullptr); },
+                         [&](int r, int64_t i, double seconds) {
+                           if (r > 0) (runs_b(r, i) ? sample.b_seconds : sample.a_seconds)[i % 2].push_back(seconds);
+                         })
+                         .status());
   return sample;
 }
 

@@ -9,8 +9,14 @@
 #     the two prefetch helpers. GCC once outlined the decoders' static_for lambdas
 #     (the unpacked vectors and dot chains then went through memory, and a
 #     hot Q8_0 mat-vec ran at 15 instead of 26 GB/s).
+#  3. Other prefetches decode rests on, each once missing from the binary
+#     (GCC deletes a loop of nothing but prefetches in some callers): the
+#     few-row GemmF32 tiles (tile<1, ..>, tile<2, ..>: decode's attention and
+#     delta-rule products) prefetch B (prefetcht0), and the attention's KV
+#     tile prefetches (prefetcht1 in attention.cpp.o, of MODELS_LIB).
 set -euo pipefail
 LIB="$1"  # libkz_kernels.a
+MODELS_LIB="${2:-}"  # libkz_models.a
 command -v objdump >/dev/null || { echo "*** SKIPPING: objdump not found ***"; exit 0; }
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
@@ -37,7 +43,17 @@ for obj in kernels_avx512.cpp.o kernels_avx2.cpp.o kernels_avxvnni.cpp.o; do
        /\tcall/ {call = $0}
        END {if (call != "") check(call); print passes + 0, "passes,", bad + 0, "outlined calls"; exit bad > 0}' dis.txt > calls.txt || {
     cat calls.txt; echo "FAIL: $obj: a strip pass calls out (a decoder was not inlined)"; exit 1; }
-  echo "$obj: $n prefetcht1, $(tail -1 calls.txt)"
+  awk '/^[0-9a-f]+ </ {p = ($0 ~ /GemmF32<.*>::tile<[12], /); if (p) tiles++; next}
+       p && /prefetcht0/ {with[tiles] = 1}
+       END {n = 0; for (t in with) n++; print tiles + 0, n; exit !(tiles > 0 && n == tiles)}' dis.txt > tiles.txt || {
+    echo "FAIL: $obj: $(cut -d' ' -f2 tiles.txt) of $(cut -d' ' -f1 tiles.txt) few-row GemmF32 tiles prefetch B"; exit 1; }
+  echo "$obj: $n prefetcht1, $(tail -1 calls.txt), $(cut -d' ' -f1 tiles.txt) few-row GemmF32 tiles with prefetcht0"
 done
 [ "$found" = 1 ] || { echo "*** SKIPPING: no x86 kernel objects in $LIB ***"; exit 0; }
+if [ -n "$MODELS_LIB" ]; then
+  ar x "$MODELS_LIB" attention.cpp.o
+  n="$(objdump -d --no-show-raw-insn attention.cpp.o | grep -c prefetcht1 || true)"
+  [ "$n" -gt 0 ] || { echo "FAIL: attention.cpp.o has no prefetcht1: its KV tile prefetches were compiled away"; exit 1; }
+  echo "attention.cpp.o: $n prefetcht1"
+fi
 echo OK
