@@ -39,6 +39,17 @@ struct Options {
   int64_t bandwidth_mib = 1024;
 };
 
+// The engine of one thread count, with room for the longest test.
+EngineOptions engine_options(const Options& o, int threads, int64_t n_ctx) {
+  EngineOptions eo;
+  eo.n_threads = threads;
+  eo.n_ctx = n_ctx;
+  eo.kv_type = o.kv_type;
+  eo.n_ubatch = o.ubatch;
+  eo.huge_pages = !o.no_huge_pages;
+  return eo;
+}
+
 // --ab: per thread count, the A/B decode (bench_decode_ab) and its ratios.
 int run_ab(const Options& o) {
   const std::vector<int> thread_counts = parse_threads(o.threads);
@@ -46,25 +57,12 @@ int run_ab(const Options& o) {
   if (o.reps < 2) return fail("--ab needs -r 2 or more (each repetition swaps which tokens B decodes)");
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (int t : thread_counts) {
-    EngineOptions eo;
-    eo.n_threads = t;
-    eo.n_ctx = o.depth + o.n_gen + 1 + 16;
-    eo.kv_type = o.kv_type;
-    eo.n_ubatch = o.ubatch;
-    eo.huge_pages = !o.no_huge_pages;
-    auto engine = Engine::load(o.model, eo);
+    auto engine = Engine::load(o.model, engine_options(o, t, o.depth + o.n_gen + 1 + 16));
     if (!engine.ok()) return fail(engine.status().to_string());
     auto s = bench_decode_ab(**engine, o.n_gen, o.reps, o.depth, o.ab);
     if (!s.ok()) return fail(s.status().to_string());
     const BenchAbSample& ab = *s;
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v.empty() ? 0.0 : v[v.size() / 2];
-    };
-    // B against A on the same token positions: A's even tokens with B's
-    // even ones (from the other repetitions), and the odd ones.
-    const double by_parity[2] = {median(ab.b_seconds[0]) / median(ab.a_seconds[0]),
-                                 median(ab.b_seconds[1]) / median(ab.a_seconds[1])};
+    const double by_parity[2] = {ab.parity_ratio(0), ab.parity_ratio(1)};
     const size_t n_a = ab.a_seconds[0].size() + ab.a_seconds[1].size();
     const size_t n_b = ab.b_seconds[0].size() + ab.b_seconds[1].size();
     if (o.json) {
@@ -168,13 +166,8 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
         if (!reset_peak_rss()) bandwidth.clear();
       }
       for (int t : thread_counts) {
-        EngineOptions eo;
-        eo.n_threads = t;
-        eo.n_ctx = o->depth + std::max<int64_t>(o->n_prompt, o->n_gen + 1) + 16;
-        eo.kv_type = o->kv_type;
-        eo.n_ubatch = o->ubatch;
-        eo.huge_pages = !o->no_huge_pages;
-        auto engine = Engine::load(o->model, eo);
+        const int64_t n_ctx = o->depth + std::max<int64_t>(o->n_prompt, o->n_gen + 1) + 16;
+        auto engine = Engine::load(o->model, engine_options(*o, t, n_ctx));
         if (!engine.ok()) return fail(engine.status().to_string());
         Engine& e = **engine;
         std::string name = e.path();

@@ -34,8 +34,8 @@ Result<BenchSample> bench_decode(Engine& engine, int64_t n_gen, int repetitions,
 // kernels::kernel_table_with_settings lists the names), so that both meet
 // the same state of a shared, noisy machine. Whole-process runs of the same
 // binary moved by +-20 % here; alternate tokens resolve 1-2 %. Repetition r
-// gives B the odd tokens when r is even and the even ones when r is odd:
-// position effects (a new page of the KV cache) fall on both.
+// gives B the odd tokens when r is even and the even ones when r is odd, so
+// each side decodes every token position (use -r 2 or more).
 struct BenchAbSample {
   std::string test;      // "tg128", "tg128 @ d4096"
   std::string settings;  // B's
@@ -47,6 +47,10 @@ struct BenchAbSample {
   double median_b() const;
   double fast_mean_a() const;
   double fast_mean_b() const;
+  // B's median over A's on one token parity (0 even, 1 odd). The two come
+  // from different repetitions: how far they differ shows the drift
+  // between repetitions.
+  double parity_ratio(int parity) const;
 };
 Result<BenchAbSample> bench_decode_ab(Engine& engine, int64_t n_gen, int repetitions, int64_t depth,
                                       const std::string& settings);

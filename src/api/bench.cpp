@@ -130,9 +130,11 @@ std::vector<double> sorted_both(const std::vector<double> (&v)[2]) {
   std::sort(all.begin(), all.end());
   return all;
 }
-double median_of(const std::vector<double> (&v)[2]) {
-  const auto all = sorted_both(v);
-  return all.empty() ? 0.0 : all[all.size() / 2];
+double median_sorted(const std::vector<double>& v) { return v.empty() ? 0.0 : v[v.size() / 2]; }
+double median_of(const std::vector<double> (&v)[2]) { return median_sorted(sorted_both(v)); }
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return median_sorted(v);
 }
 double fast_mean_of(const std::vector<double> (&v)[2]) {
   const auto all = sorted_both(v);
@@ -162,6 +164,10 @@ double BenchAbSample::median_a() const { return median_of(a_seconds); }
 double BenchAbSample::median_b() const { return median_of(b_seconds); }
 double BenchAbSample::fast_mean_a() const { return fast_mean_of(a_seconds); }
 double BenchAbSample::fast_mean_b() const { return fast_mean_of(b_seconds); }
+double BenchAbSample::parity_ratio(int parity) const {
+  const int p = parity & 1;
+  return median_of(b_seconds[p]) / median_of(a_seconds[p]);
+}
 
 Result<BenchAbSample> bench_decode_ab(Engine& engine, int64_t n_gen, int repetitions, int64_t depth,
                                       const std::string& settings) {

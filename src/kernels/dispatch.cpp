@@ -3,7 +3,8 @@
 // A table starts as the scalar reference (every type ref::vec_dot_fn
 // supports, strips that loop over the dot, the reference quantizers); the
 // ISA fill functions then overwrite what they implement. Tables are built
-// once, on first use, and never change afterwards, so readers need no lock.
+// once, on first use, and never change afterwards, so readers need no lock
+// (bench --ab swaps which one is active, between tokens).
 #include "kernels/dispatch.h"
 
 #include <algorithm>
@@ -287,9 +288,11 @@ Result<const KernelTable*> kernel_table_with_settings(const std::string& setting
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     const std::string name = item.substr(0, eq);
-    if (eq == std::string::npos || std::none_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return name == n; }))
-      return InvalidArgument("kernel setting '" + item + "': expected NAME=VALUE with NAME one of KAZEIA_CPU_LEVEL, "
-                             "KAZEIA_DECODE_WALK, KAZEIA_LANE_PREFETCH, KAZEIA_TOKEN_TILES, KAZEIA_AMX");
+    if (eq == std::string::npos || std::none_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return name == n; })) {
+      std::string names;
+      for (const char* n : kNames) names += std::string(names.empty() ? "" : ", ") + n;
+      return InvalidArgument("kernel setting '" + item + "': expected NAME=VALUE with NAME one of " + names);
+    }
     pairs.emplace_back(name, item.substr(eq + 1));
   }
   const CpuFeatures& f = cpu_features();

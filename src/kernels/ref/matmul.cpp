@@ -343,7 +343,7 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
       // longer (odd) spread them over 16 sets, and the last lanes run out
       // of rows first (a strip's lanes past n compute on a copy of its last
       // row and are not stored). Splitting the last strip off instead, read
-      // on its own and unprefetched, made decode 3-10 % slower (Zen 4).
+      // on its own and unprefetched, made decode 2-4 % slower (Zen 4).
       const int64_t n_seg = (e - s) % 2 == 0 ? e - s + 1 : e - s;
       if (interleave && n_seg > 1 &&
           static_cast<size_t>(n_seg) * m.row_bytes <= (size_t{1} << 31) / static_cast<size_t>(rows_per_strip)) {

@@ -15,6 +15,8 @@
 
 #include <cstdint>
 
+#include "tensor/blocks.h"
+
 namespace kazeia::kernels::x86 {
 namespace {
 
@@ -29,7 +31,7 @@ namespace {
 
 template <bool kNibbles, int kOffset>
 void stream_aux_avx2(int64_t n_in, const uint8_t* q_row, uint8_t* aux_row) {
-  constexpr int kBlockBytes = 34;  // BlockQ8_0: fp16 d, 32 int8 quants
+  constexpr int kBlockBytes = sizeof(BlockQ8_0);  // fp16 d, 32 int8 quants
   constexpr int kShift = kNibbles ? 40 : 36;
   constexpr int kGroup = 64 + 4 * kShift;
   const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);

@@ -7,7 +7,8 @@
 //
 // The aux rows below are what the strip kernels read next to each token's
 // quantized activations, built once per matmul call: by aux.cpp (portable
-// code), and StreamAux by stream_aux_avx2.h (on decode's critical path). All are arrays of 32-bit words, one entry per block:
+// code), and StreamAux by stream_aux_avx2.h (on decode's critical path).
+// All are arrays of 32-bit words, one entry per block:
 //  - LegacyAux (Q4_0, Q5_0, Q8_0 weights x Q8_0 activations):
 //      d = the activation's fp16 scale as float,
 //      corr = -offset * (sum of the block's 32 quants), where offset is the

@@ -139,13 +139,13 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   // heads per thread, and the reads of the next tile (this head's next, or
   // the next head's first) are requested while a tile is multiplied.
   const bool decode_jobs = n_blocks == 1;
-  const size_t elem = kv_type == KvType::kF16 ? sizeof(uint16_t) : sizeof(float);
+  const size_t elem = f16 ? sizeof(uint16_t) : sizeof(float);
   auto prefetch_tile = [&](int64_t g, int64_t j0, int64_t q1) {
     const size_t kn = kv_k_index(j0, kv_head_stride, g, dk), vn = kv_v_index(j0, kv_head_stride, g, dv);
     const int64_t n_k = std::min(kTile, q1 - j0);
-    prefetch_to_l2(kv_type == KvType::kF16 ? static_cast<const void*>(kv.k16.get() + kn) : kv.k.get() + kn,
+    prefetch_to_l2(f16 ? static_cast<const void*>(kv.k16.get() + kn) : kv.k.get() + kn,
                    static_cast<size_t>(dk * kTile) * elem);
-    prefetch_to_l2(kv_type == KvType::kF16 ? static_cast<const void*>(kv.v16.get() + vn) : kv.v.get() + vn,
+    prefetch_to_l2(f16 ? static_cast<const void*>(kv.v16.get() + vn) : kv.v.get() + vn,
                    static_cast<size_t>(n_k * dv) * elem);
   };
   auto blocks = [&](int64_t begin, int64_t end, int) {

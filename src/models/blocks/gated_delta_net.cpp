@@ -18,11 +18,14 @@ namespace {
 // splits by tokens, a few tokens (decode) by heads, so that both cores
 // work either way. Heads are independent, so the bits do not depend on the
 // split.
+// Whether it splits by tokens: then no call but the last sees every token.
+bool splits_by_tokens(int64_t n, ThreadPool* pool) { return pool != nullptr && pool->size() > 1 && n >= 4; }
+
 template <class Fn>
 void for_rows_or_heads(int64_t n, int64_t heads, ThreadPool* pool, Fn&& fn) {
   if (pool == nullptr || pool->size() == 1) {
     fn(int64_t{0}, n, int64_t{0}, heads);
-  } else if (n >= 4) {
+  } else if (splits_by_tokens(n, pool)) {
     pool->parallel_for(0, n, [&](int64_t t0, int64_t t1, int) { fn(t0, t1, int64_t{0}, heads); }, 4);
   } else {
     pool->parallel_for(0, heads, [&](int64_t h0, int64_t h1, int) { fn(int64_t{0}, n, h0, h1); });
@@ -90,12 +93,12 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
       std::copy(src + c0, src + c1, state.conv.data() + j * channels + c0);
     }
   };
-  // A few tokens (decode) split by channel heads: each task has read the
-  // window of its channels when its conv is done, and moves that part of
-  // it while the rows are in its core's cache. (On one thread after the
-  // conv, the move read lines the other core held: 14 us of a 0.8B
-  // layer's ~50 outside the matmuls.)
-  const bool shift_in_tasks = n_tokens < 4;
+  // Unless the conv splits by tokens, each task covers every token of its
+  // channel heads: it has read their window when its conv is done, and
+  // moves that part of it while the rows are in its core's cache. (Decode
+  // on one thread after the conv read lines the other core held: 14 us of
+  // a 0.8B layer's ~50 outside the matmuls.)
+  const bool shift_in_tasks = !splits_by_tokens(n_tokens, pool);
   // Channel heads: q and k (nk each), then v (nv), d channels apiece.
   for_rows_or_heads(n_tokens, 2 * nk + nv, pool, [&](int64_t t0, int64_t t1, int64_t h0, int64_t h1) {
     const int64_t c0 = h0 * d, c1 = h1 * d;
@@ -109,7 +112,7 @@ Status gated_delta_net_forward(const ModelConfig& c, const DeltaNetWeights& w, R
       // L2-normalised q and k per key head.
       for (int64_t h = h0; h < std::min(h1, 2 * nk); ++h) l2_norm(o + h * d, d, c.rms_eps, o + h * d);
     }
-    if (shift_in_tasks) shift_window(c0, c1);  // this task covers every token of its channels
+    if (shift_in_tasks) shift_window(c0, c1);
   });
   if (!shift_in_tasks) shift_window(0, channels);
 
