@@ -165,6 +165,9 @@ struct KCompute : ComputeBase<Isa> {
         } else {
           isum[c] = Isa::add32(isum[c], s);
         }
+        // Left alone, GCC sinks every unit's vpmulld to the end of the block
+        // and spills the 16 unit sums and their scales to the stack.
+        asm("" : "+v"(isum[c]));
       });
     }
   }
@@ -313,7 +316,6 @@ struct DecQ6_K : KDec<Isa, FmtQ6_K> {
     Isa::load_t4(rows.p, base + 192, s);  // 16 int8 scales
     Isa::load_t4(rows.p, base + 194, sd);  // scales 2..15, d
     sink.template scale<0>(Isa::half_lo(Isa::template srl32<16>(sd[3])));
-    static_for<16>([&](auto u) __attribute__((always_inline)) { sink.template iscale<u>(byte_s32<Isa>(s[u / 4], u % 4)); });
     // Half h, words k = 4kq .. 4kq+3 of ql' = ql + 64h (a), ql' + 32 (b)
     // and qh' = qh + 32h: elements 128h + 32m + 4k take their low 4 bits
     // from a (m = 0, 2: low / high nibble) or b (m = 1, 3), their high 2
@@ -329,12 +331,38 @@ struct DecQ6_K : KDec<Isa, FmtQ6_K> {
         const VI* a = a8 + 4 * kq;
         const VI* bb = bb8 + 4 * kq;
         const VI* qh = qh8 + 4 * kq;
+        VI qh01[4], qh23[4];  // qh's bits of m = 0, 2 / of m = 1, 3
+        if constexpr (Isa::kBitSelect) {
+          static_for<4>([&](auto j) __attribute__((always_inline)) {
+            qh01[j] = Isa::and_(qh[j], Isa::splat8(0x33));
+            qh23[j] = Isa::and_(qh[j], Isa::splat8(0xCC));
+          });
+        }
         static_for<4>([&](auto m) __attribute__((always_inline)) {
+          // Unit 8h + 2m + kq's scale just before its words (unpacked all
+          // at once, the 16 scales were spilled to the stack).
+          constexpr int u = 8 * h + 2 * m + kq;
+          sink.template iscale<u>(byte_s32<Isa>(s[u / 4], u % 4));
           static_for<4>([&](auto j) __attribute__((always_inline)) {
             const VI src = m % 2 == 0 ? a[j] : bb[j];
-            const VI lo = m < 2 ? Isa::and_(src, m4) : Isa::and_(Isa::template srl16<4>(src), m4);
-            const VI hi = move_bit<Isa, 2 * m, 4>(qh[j]);
-            sink.template w<32 * h + 8 * m + 4 * kq + j>(Isa::or_and(lo, hi, top));
+            if constexpr (Isa::kBitSelect) {
+              // q = select(low nibble source, high bits, 0x0F): the high
+              // bits come from qh with the other m's bits cleared (qh01 /
+              // qh23, shared by two m), so the 16-bit shifts leave zeros or
+              // bits the select drops. Two or three instructions instead of
+              // three or four.
+              const VI qh_m = m % 2 == 0 ? qh01[j] : qh23[j];
+              const VI lo = m < 2 ? src : Isa::template srl16<4>(src);
+              const VI hi = m == 0 ? Isa::template sll16<4>(qh_m)
+                          : m == 1 ? Isa::template sll16<2>(qh_m)
+                          : m == 2 ? qh_m
+                                   : Isa::template srl16<2>(qh_m);
+              sink.template w<32 * h + 8 * m + 4 * kq + j>(Isa::select(lo, hi, m4));
+            } else {
+              const VI lo = m < 2 ? Isa::and_(src, m4) : Isa::and_(Isa::template srl16<4>(src), m4);
+              const VI hi = move_bit<Isa, 2 * m, 4>(qh[j]);
+              sink.template w<32 * h + 8 * m + 4 * kq + j>(Isa::or_and(lo, hi, top));
+            }
           });
         });
       });
