@@ -29,14 +29,16 @@ key="$(git -C "$ROOT" rev-parse "$rev:src/kernels") $(printf '%s' "$flags $defin
 mkdir -p "$out"
 # shellcheck disable=SC2086
 {
-  if [ ! -f "$out/base.o" ] || [ "$(cat "$out/base.key" 2>/dev/null)" != "$key" ]; then
-    rm -rf "$out/base" "$out/base.key" && mkdir -p "$out/base"
-    git -C "$ROOT" archive "$rev" src/kernels | tar -x -C "$out/base"
-    (c++ $flags $defines -DKERNEL_AB_FILL=fill_base -I"$out/base/src" $includes -c "$src/kernel_ab_variant.cpp" \
-       -o "$out/base.o" && printf '%s\n' "$key" >"$out/base.key") &
-  fi
   c++ -O2 -std=c++20 $includes -c "$src/kernel_ab_main.cpp" -o "$out/main.o" &
-  wait
+  main_pid=$!
+  if [ ! -f "$out/base.o" ] || [ "$(cat "$out/base.key" 2>/dev/null)" != "$key" ]; then
+    # base.o goes too: a failed compile must not leave another revision's.
+    rm -rf "$out/base" "$out/base.key" "$out/base.o" && mkdir -p "$out/base"
+    git -C "$ROOT" archive "$rev" src/kernels | tar -x -C "$out/base"
+    c++ $flags $defines -I"$out/base/src" $includes -c "$src/kernel_ab_variant.cpp" -o "$out/base.o"
+    printf '%s\n' "$key" >"$out/base.key"
+  fi
+  wait "$main_pid"
 }
 c++ "$out/main.o" "$out/base.o" "$build/src/libkz_kernels.a" "$build/src/libkz_tensor.a" \
   "$build/src/libkz_format.a" "$build/src/libkz_base.a" -lpthread -o "$out/kernel_ab"

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -48,20 +49,15 @@ int main(int argc, char** argv) {
   const std::string type_arg = argv[1];
   const int64_t n_in = std::atol(argv[2]), n_out = std::atol(argv[3]);
   const int threads = std::atoi(argv[4]);
-  const bool cold = std::string(argv[5]) == "cold";
+  const std::string mode = argv[5];
+  const bool cold = mode == "cold";
   const int pairs = argc > 6 ? std::atoi(argv[6]) : (cold ? 40 : 3000);
-  TensorType type{};
-  bool found = false;
-  for (int id = 0; id < kernels::kMaxTypeId && !found; ++id) {
-    if (tensor_type_name(static_cast<TensorType>(id)) == type_arg) {
-      type = static_cast<TensorType>(id);
-      found = true;
-    }
-  }
-  if (!found || n_in <= 0 || n_out <= 0 || threads <= 0 || pairs <= 0) {
-    std::fprintf(stderr, "kernel_ab: bad arguments (type %s)\n", type_arg.c_str());
+  const std::optional<TensorType> parsed = tensor_type_from_name(type_arg);
+  if (!parsed || n_in <= 0 || n_out <= 0 || threads <= 0 || pairs <= 0 || (mode != "hot" && !cold)) {
+    std::fprintf(stderr, "kernel_ab: bad arguments; usage: kernel_ab TYPE(Q4_0, Q6_K, ...) N_IN N_OUT THREADS hot|cold [PAIRS]\n");
     return 2;
   }
+  const TensorType type = *parsed;
   if (kernels::active_kernels().level != CpuLevel::kAvx512) {
     std::printf("kernel_ab: skipped, the active kernels are %s, not avx512\n", kernels::active_kernels().name);
     return 77;

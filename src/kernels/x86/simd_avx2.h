@@ -45,9 +45,9 @@ struct Avx2 {
   static VI or_(VI a, VI b) { return _mm256_or_si256(a, b); }
   static VI xor_(VI a, VI b) { return _mm256_xor_si256(a, b); }
   static VI or_and(VI a, VI b, VI c) { return _mm256_or_si256(a, _mm256_and_si256(b, c)); }
-  // Bitwise select (a where m is set, else b): three instructions here.
+  // No one-instruction bitwise select (Avx512::select): kernels keep their
+  // AND / OR forms here.
   static constexpr bool kBitSelect = false;
-  static VI select(VI a, VI b, VI m) { return _mm256_or_si256(_mm256_and_si256(m, a), _mm256_andnot_si256(m, b)); }
   template <int N>
   static VI srl16(VI a) { return _mm256_srli_epi16(a, N); }
   template <int N>

@@ -42,8 +42,8 @@ struct Avx512 {
   static VI xor_(VI a, VI b) { return _mm512_xor_si512(a, b); }
   // a | (b & c), one instruction.
   static VI or_and(VI a, VI b, VI c) { return _mm512_ternarylogic_epi32(a, b, c, 0xF8); }
-  // Bitwise select: a's bits where m is set, b's elsewhere (one instruction
-  // here; kernels with a cheaper form for AVX2 test kBitSelect).
+  // Bitwise select: a's bits where m is set, b's elsewhere, one instruction
+  // (kBitSelect: AVX2 has no select; kernels keep their AND / OR forms there).
   static constexpr bool kBitSelect = true;
   static VI select(VI a, VI b, VI m) { return _mm512_ternarylogic_epi32(a, b, m, 0xE4); }
   template <int N>
