@@ -89,7 +89,7 @@ TEST(GemmF32, EveryTableEqualsTheReferenceBitForBit) {
 TEST(GemmF32, OverwriteEqualsAccumulateOntoZerosInEveryTable) {
   for (const KernelTable* table : available_kernel_tables()) {
     ASSERT_NE(table->gemm_f32, nullptr) << table->name;
-    for (int64_t m : {1, 5, 6, 7, 13}) {
+    for (int64_t m : {1, 2, 5, 6, 7, 13}) {
       for (int64_t n : {1, 16, 17, 65, 130}) {
         for (int64_t k : {0, 1, 31, 128}) {  // k = 0: C becomes zeros
           for (size_t offset : {size_t{0}, size_t{1}}) {
@@ -173,7 +173,7 @@ TEST(GemmF32, ScaledAccumulateEqualsScaleThenAccumulateInEveryTable) {
   };
   for (const KernelTable* table : available_kernel_tables()) {
     ASSERT_NE(table->gemm_f32_scaled_acc, nullptr) << table->name;
-    for (int64_t m : {1, 5, 6, 7, 13, 128}) {
+    for (int64_t m : {1, 2, 5, 6, 7, 13, 128}) {
       for (int64_t n : {1, 16, 17, 65, 128, 130}) {
         for (int64_t k : {0, 1, 16, 31}) {
           for (float scale : {0.75f, 0.0f, 1.0f}) {

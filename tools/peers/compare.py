@@ -6,8 +6,12 @@
 
 Each round runs, per model, one llama-bench repetition and one kazeia bench
 repetition back to back (prefill and decode are separate runs), so both see
-the same state of a shared, noisy machine; the table gives each side's
-median over the rounds and the ratio of the medians (ours / peer).
+the same state of a shared, noisy machine; which side goes first alternates
+from round to round, so a machine getting faster or slower over a round
+does not favour one side. The table gives each side's median over the
+rounds and the median, minimum and maximum of the per-round ratios
+(ours / peer): on a shared machine the medians of the two sides can come
+from different states of it, a round's pair from one.
 """
 import argparse
 import json
@@ -45,17 +49,24 @@ def main():
     for r in range(a.rounds):
         for model in a.models:
             for name, p, n in tests:
-                peer = llama_bench(a.llama_bench, model, p, n, a.t)
-                ours = kazeia_bench(a.kazeia, model, p, n, a.t)
+                if r % 2 == 0:
+                    peer = llama_bench(a.llama_bench, model, p, n, a.t)
+                    ours = kazeia_bench(a.kazeia, model, p, n, a.t)
+                else:
+                    ours = kazeia_bench(a.kazeia, model, p, n, a.t)
+                    peer = llama_bench(a.llama_bench, model, p, n, a.t)
                 results.setdefault((model, name), []).append((ours, peer))
-                print(f"round {r + 1}: {model.rsplit('/', 1)[-1]} {name}: kazeia {ours:.2f}, llama.cpp {peer:.2f} t/s",
-                      file=sys.stderr)
-    print(f"| model | test | kazeia t/s (median of {a.rounds}) | llama.cpp t/s | ratio |")
-    print("|---|---|---|---|---|")
+                print(f"round {r + 1}: {model.rsplit('/', 1)[-1]} {name}: kazeia {ours:.2f}, llama.cpp {peer:.2f} t/s"
+                      f" ({ours / peer:.2f})", file=sys.stderr)
+    print(f"| model | test | kazeia t/s (median of {a.rounds}) | llama.cpp t/s | ratio of medians"
+          " | per-round ratio: median (min - max) |")
+    print("|---|---|---|---|---|---|")
     for (model, name), pairs in results.items():
         ours = statistics.median(o for o, _ in pairs)
         peer = statistics.median(p for _, p in pairs)
-        print(f"| {model.rsplit('/', 1)[-1]} | {name} | {ours:.1f} | {peer:.1f} | {ours / peer:.2f} |")
+        ratios = [o / p for o, p in pairs]
+        print(f"| {model.rsplit('/', 1)[-1]} | {name} | {ours:.1f} | {peer:.1f} | {ours / peer:.2f} "
+              f"| {statistics.median(ratios):.2f} ({min(ratios):.2f} - {max(ratios):.2f}) |")
 
 
 if __name__ == "__main__":

@@ -365,6 +365,14 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
         a.ldy = tmp_ldy;
         a.prefetch = nullptr;
         a.prefetch_bytes = 0;
+        // The kernels prefetch each lane lane_prefetch bytes ahead of what
+        // they read, so the first stretch of every lane would be read on
+        // demand, cold: ask for the lanes' heads first (per-token
+        // interleaved A/B, Qwen3-0.6B Q4_0 on Zen 4: 0.985-0.994x).
+        if (a.lane_prefetch != 0) {
+          for (int64_t r = 0; r < rows_per_strip && r * n_seg < n; ++r)
+            prefetch_to_l2(m.data + static_cast<size_t>(row0 + r * n_seg) * m.row_bytes, a.lane_prefetch);
+        }
         for (int64_t i0 = 0; i0 < n_seg; i0 += kLaneBlock) {
           const int64_t i1 = std::min(n_seg, i0 + kLaneBlock);
           for (int64_t i = i0; i < i1; ++i) {
@@ -373,11 +381,19 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
             a.y = tmp + static_cast<size_t>((i - i0) * rows_per_strip);
             strip(a);
           }
-          // Lane r of strip i holds row r * n_seg + i, real while < n.
+          // Lane r of strip i holds row r * n_seg + i, real while < n: the
+          // lanes whose rows are all real go out as one transpose (copied
+          // value by value, this held ~2 % of a decode's samples), the
+          // lanes that run out of rows in this block one by one.
+          int64_t full_lanes = 0;
+          while (full_lanes < rows_per_strip && full_lanes * n_seg + i1 <= n) ++full_lanes;
           for (int64_t t = 0; t < n_tokens; ++t) {
             const float* const src = tmp + static_cast<size_t>(t) * tmp_ldy;
             float* const dst = jobs[j].y + static_cast<size_t>(t * m.n_out + row0);
-            for (int64_t r = 0; r < rows_per_strip; ++r) {
+            if (full_lanes > 0)
+              table.transpose_f32(src, static_cast<size_t>(rows_per_strip), i1 - i0, full_lanes, dst + i0,
+                                  static_cast<size_t>(n_seg));
+            for (int64_t r = full_lanes; r < rows_per_strip; ++r) {
               const int64_t end = std::min(i1, n - r * n_seg);
               for (int64_t i = i0; i < end; ++i)
                 dst[static_cast<size_t>(r * n_seg + i)] = src[static_cast<size_t>((i - i0) * rows_per_strip + r)];
