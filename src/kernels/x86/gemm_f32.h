@@ -177,13 +177,15 @@ struct GemmF32 {
       fill<kMode, BT, kNVFew>(t.f, std::make_integer_sequence<int, kPrefetchMaxRows>{});
       return t;
     }();
-    const bool prefetch_b = m <= kPrefetchMaxRows;
-    const int64_t step = prefetch_b ? 16 * kNVFew : 16 * kNV;
+    if (m <= 0) return;  // (the few-row table is indexed by m - 1)
+    // Few rows take one tile across up to 16 * kNVFew columns, and prefetch B.
+    const bool few_rows = m <= kPrefetchMaxRows;
+    const int64_t step = few_rows ? 16 * kNVFew : 16 * kNV;
     for (int64_t n0 = 0; n0 < n; n0 += step) {
       const int64_t width = n - n0 < step ? n - n0 : step;
       const int64_t nv = (width + 15) / 16;
       const int64_t n_last = width - 16 * (nv - 1);
-      if (prefetch_b) {
+      if (few_rows) {
         few.f[m - 1][nv - 1](k, a, lda, b + n0, ldb, c + n0, ldc, n_last, scale, range, true);
         continue;
       }
