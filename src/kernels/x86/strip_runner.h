@@ -182,19 +182,46 @@ struct StripRunner {
     asm volatile("");
   }
 
-  // Lane streams: in every lane's stream, the lines that start within
-  // [start, start + bytes) - successive units prefetch each line once.
-  // Out of line and kept alive as prefetch_lines is.
-  [[gnu::noinline]] static void prefetch_lanes(const Rows<Isa>& rows, size_t start, size_t bytes) {
-    for (int r = 0; r < kRows; ++r) {
-      const uintptr_t p = reinterpret_cast<uintptr_t>(rows.p[r]) + start;
-      for (uintptr_t line = (p + 63) & ~uintptr_t{63}; line < p + bytes; line += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T1);
+  // Lane streams: the decoder's sink, wrapped so that the unit's prefetches
+  // go out among its own instructions - a quarter of the rows after each
+  // quarter of its weight vectors (Dec::kW of them). Unit b of a row asks for
+  // lines first, first + 64, ... (n of them) past every lane's row start,
+  // first = lane_ahead + 64 * j0 with j0 .. j0 + n the lines j where
+  // b * unit_bytes <= 64 j < (b + 1) * unit_bytes (the last unit rounds its
+  // end up): a line of every stream once, whatever the rows' alignment, with
+  // no alignment arithmetic, and the same trip count in every lane. Rounding
+  // the last unit down left a line of each row unread ahead where rows are
+  // not whole lines (Q6_K at 1024: 840 bytes; the output matrix 6.8 % slower
+  // cold). A call per unit that asked each lane for the lines starting in
+  // the unit's bytes spent as much again in loop control as in the
+  // prefetches (cache-resident Q4_0 mat-vec: 20 % of its time); the same
+  // prefetches issued as one burst at the unit's start made decode 4-10 %
+  // slower: spread out, they do not hold up the loads.
+  template <class Comp>
+  struct LaneSink : Comp {
+    static constexpr int kGroups = 4;
+    static constexpr int kStep = Dec::kW / kGroups > 0 ? Dec::kW / kGroups : 1;
+    explicit LaneSink(Comp c) : Comp(c) {}
+    const Rows<Isa>* rows = nullptr;
+    size_t first = 0;
+    int n = 0;
+    template <int I>
+    [[gnu::always_inline]] void w(VI v) {
+      Comp::template w<I>(v);
+      if constexpr (I % kStep == 0 && I / kStep < kGroups) {
+        static_for<kRows / kGroups>([&](auto rr) __attribute__((always_inline)) {
+          const uint8_t* p = rows->p[(I / kStep) * (kRows / kGroups) + rr] + first;
+          for (int j = 0; j < n; ++j) _mm_prefetch(reinterpret_cast<const char*>(p + 64 * j), _MM_HINT_T1);
+        });
+      }
     }
-    asm volatile("");
-  }
+  };
 
-  template <int C, bool kPanel>
+  // kLanes: the lane-stream prefetches ride in the decoder's sink. A pass
+  // of its own: in the same function as the plain unit loop, GCC kept the
+  // two copies' values in spilled registers and the plain loop ran 27 %
+  // slower (cache-resident Q4_0 mat-vec).
+  template <int C, bool kPanel, bool kLanes = false>
   [[gnu::noinline, gnu::flatten]] static void pass(const Rows<Isa>& rows, const Panel* panel, int64_t nb,
                                      const TokenRef* tok, float* y, size_t ldy, int n_rows,
                                      Prefetch pf = {}, bool stream = false) {
@@ -204,14 +231,25 @@ struct StripRunner {
       // (Lane streams have no `next`: no call at all - an empty call per
       // unit was ~1 % of a decode's samples.)
       if (!kPanel && pf.lines != 0) prefetch_lines(pf.next + static_cast<size_t>(b) * static_cast<size_t>(pf.lines) * 64, pf.lines);
-      if (!kPanel && pf.lane_ahead != 0) prefetch_lanes(rows, pf.lane_ahead + static_cast<size_t>(b) * pf.unit_bytes, pf.unit_bytes);
-      typename Dec::template Compute<C, kChains<C>> comp(b, tok, acc);
-      if constexpr (kPanel && requires { Dec::kCustomReplay; }) {
+      using Comp = typename Dec::template Compute<C, kChains<C>>;
+      if constexpr (kLanes) {
+        const size_t j0 = static_cast<size_t>(b) * pf.unit_bytes / 64;
+        const size_t j1 = (static_cast<size_t>(b + 1) * pf.unit_bytes + (b + 1 == nb ? 63 : 0)) / 64;
+        LaneSink<Comp> sink(Comp(b, tok, acc));
+        sink.rows = &rows;
+        sink.first = pf.lane_ahead + 64 * j0;
+        sink.n = static_cast<int>(j1 - j0);
+        Dec::unpack(rows, b, sink);
+        sink.end();
+      } else if constexpr (kPanel && requires { Dec::kCustomReplay; }) {
+        Comp comp(b, tok, acc);
         Dec::replay(panel[b], comp);
         comp.end();
       } else if constexpr (kPanel) {
+        Comp comp(b, tok, acc);
         replay(panel[b], comp);
       } else {
+        Comp comp(b, tok, acc);
         Dec::unpack(rows, b, comp);
         comp.end();
       }
@@ -225,14 +263,23 @@ struct StripRunner {
     });
   }
 
+  template <int C, bool kPanel>
+  static void pass_pf(const Rows<Isa>& rows, const Panel* panel, int64_t nb, const TokenRef* tok, float* y,
+                      size_t ldy, int n_rows, Prefetch pf, bool st) {
+    if constexpr (!kPanel) {
+      if (pf.lane_ahead != 0) return pass<C, false, true>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
+    }
+    pass<C, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
+  }
+
   template <bool kPanel>
   static void pass_n(int n, const Rows<Isa>& rows, const Panel* panel, int64_t nb,
                      const TokenRef* tok, float* y, size_t ldy, int n_rows, Prefetch pf = {}, bool st = false) {
     switch (n) {
-      case 1: return pass<1, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
-      case 2: return pass<2, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
-      case 3: return pass<3, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
-      case 4: return pass<4, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
+      case 1: return pass_pf<1, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
+      case 2: return pass_pf<2, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
+      case 3: return pass_pf<3, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
+      case 4: return pass_pf<4, kPanel>(rows, panel, nb, tok, y, ldy, n_rows, pf, st);
       default: break;
     }
     if constexpr (kPanel && kTile >= 8) {
