@@ -6,10 +6,12 @@
 #     prefetches, GCC inferred it had no side effects and deleted every call,
 #     and decode on AMD read its weights at half speed with nothing failing.
 #  2. The decoders are inlined into the strip passes: a pass calls nothing but
-#     the two prefetch helpers. GCC once outlined the decoders' static_for lambdas
+#     the prefetch helper. GCC once outlined the decoders' static_for lambdas
 #     (the unpacked vectors and dot chains then went through memory, and a
 #     hot Q8_0 mat-vec ran at 15 instead of 26 GB/s).
-#  3. Other prefetches decode rests on, each once missing from the binary
+#  3. The lane-stream passes (pass<C, false, true>) issue their prefetches
+#     inline, among the decoder's instructions: each must hold prefetcht1.
+#  4. Other prefetches decode rests on, each once missing from the binary
 #     (GCC deletes a loop of nothing but prefetches in some callers): the
 #     few-row GemmF32 tiles (tile<1, ..>, tile<2, ..>: decode's attention and
 #     delta-rule products) prefetch B (prefetcht0), and the attention's KV
@@ -29,10 +31,10 @@ for obj in kernels_avx512.cpp.o kernels_avx2.cpp.o kernels_avxvnni.cpp.o; do
   n="$(grep -c 'prefetcht1' dis.txt || true)"
   [ "$n" -gt 0 ] || { echo "FAIL: $obj has no prefetcht1: the strips' prefetch was compiled away"; exit 1; }
   # What StripRunner<...>::pass<...> bodies call (a call's relocation names
-  # its target): prefetch_lines / prefetch_lanes, and memcpy for the AVX2 tail store of the
+  # its target): prefetch_lines, and memcpy for the AVX2 tail store of the
   # results; anything else is an outlined piece of a decoder.
   awk 'function check(target) {
-         if (target !~ /prefetch_lines|prefetch_lanes|memcpy/) {bad++; if (bad <= 3) print "  in " substr(name, 1, 150) ":\n    " substr(target, 1, 200)}
+         if (target !~ /prefetch_lines|memcpy/) {bad++; if (bad <= 3) print "  in " substr(name, 1, 150) ":\n    " substr(target, 1, 200)}
        }
        /^[0-9a-f]+ </ {if (call != "") check(call); call = ""}
        /^[0-9a-f]+ <.*StripRunner<.*>::pass</ {p = 1; name = $0; passes++; next}
@@ -43,11 +45,15 @@ for obj in kernels_avx512.cpp.o kernels_avx2.cpp.o kernels_avxvnni.cpp.o; do
        /\tcall/ {call = $0}
        END {if (call != "") check(call); print passes + 0, "passes,", bad + 0, "outlined calls"; exit bad > 0}' dis.txt > calls.txt || {
     cat calls.txt; echo "FAIL: $obj: a strip pass calls out (a decoder was not inlined)"; exit 1; }
+  awk '/^[0-9a-f]+ </ {p = ($0 ~ /StripRunner<.*>::pass<[0-9]+, false, true>/); if (p) lanes++; next}
+       p && /prefetcht1/ {with[lanes] = 1}
+       END {n = 0; for (l in with) n++; print lanes + 0, n; exit !(lanes > 0 && n == lanes)}' dis.txt > lanes.txt || {
+    echo "FAIL: $obj: $(cut -d' ' -f2 lanes.txt) of $(cut -d' ' -f1 lanes.txt) lane-stream strip passes prefetch"; exit 1; }
   awk '/^[0-9a-f]+ </ {p = ($0 ~ /GemmF32<.*>::tile<[12], /); if (p) tiles++; next}
        p && /prefetcht0/ {with[tiles] = 1}
        END {n = 0; for (t in with) n++; print tiles + 0, n; exit !(tiles > 0 && n == tiles)}' dis.txt > tiles.txt || {
     echo "FAIL: $obj: $(cut -d' ' -f2 tiles.txt) of $(cut -d' ' -f1 tiles.txt) few-row GemmF32 tiles prefetch B"; exit 1; }
-  echo "$obj: $n prefetcht1, $(tail -1 calls.txt), $(cut -d' ' -f1 tiles.txt) few-row GemmF32 tiles with prefetcht0"
+  echo "$obj: $n prefetcht1, $(tail -1 calls.txt), $(cut -d' ' -f1 lanes.txt) lane-stream passes with prefetcht1, $(cut -d' ' -f1 tiles.txt) few-row GemmF32 tiles with prefetcht0"
 done
 [ "$found" = 1 ] || { echo "*** SKIPPING: no x86 kernel objects in $LIB ***"; exit 0; }
 if [ -n "$MODELS_LIB" ]; then
