@@ -23,6 +23,14 @@ command -v objdump >/dev/null || { echo "*** SKIPPING: objdump not found ***"; e
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 ar x "$LIB"
+# every_holds NAME_REGEX INSN OUT: writes "functions holding" to OUT for the
+# functions of dis.txt whose name matches; fails unless there are some and
+# every one holds INSN.
+every_holds() {
+  awk -v name="$1" -v insn="$2" '/^[0-9a-f]+ </ {p = ($0 ~ name); if (p) fns++; next}
+       p && $0 ~ insn {with[fns] = 1}
+       END {n = 0; for (f in with) n++; print fns + 0, n; exit !(fns > 0 && n == fns)}' dis.txt > "$3"
+}
 found=0
 for obj in kernels_avx512.cpp.o kernels_avx2.cpp.o kernels_avxvnni.cpp.o; do
   [ -f "$obj" ] || continue
@@ -45,13 +53,9 @@ for obj in kernels_avx512.cpp.o kernels_avx2.cpp.o kernels_avxvnni.cpp.o; do
        /\tcall/ {call = $0}
        END {if (call != "") check(call); print passes + 0, "passes,", bad + 0, "outlined calls"; exit bad > 0}' dis.txt > calls.txt || {
     cat calls.txt; echo "FAIL: $obj: a strip pass calls out (a decoder was not inlined)"; exit 1; }
-  awk '/^[0-9a-f]+ </ {p = ($0 ~ /StripRunner<.*>::pass<[0-9]+, false, true>/); if (p) lanes++; next}
-       p && /prefetcht1/ {with[lanes] = 1}
-       END {n = 0; for (l in with) n++; print lanes + 0, n; exit !(lanes > 0 && n == lanes)}' dis.txt > lanes.txt || {
+  every_holds 'StripRunner<.*>::pass<[0-9]+, false, true>' prefetcht1 lanes.txt || {
     echo "FAIL: $obj: $(cut -d' ' -f2 lanes.txt) of $(cut -d' ' -f1 lanes.txt) lane-stream strip passes prefetch"; exit 1; }
-  awk '/^[0-9a-f]+ </ {p = ($0 ~ /GemmF32<.*>::tile<[12], /); if (p) tiles++; next}
-       p && /prefetcht0/ {with[tiles] = 1}
-       END {n = 0; for (t in with) n++; print tiles + 0, n; exit !(tiles > 0 && n == tiles)}' dis.txt > tiles.txt || {
+  every_holds 'GemmF32<.*>::tile<[12], ' prefetcht0 tiles.txt || {
     echo "FAIL: $obj: $(cut -d' ' -f2 tiles.txt) of $(cut -d' ' -f1 tiles.txt) few-row GemmF32 tiles prefetch B"; exit 1; }
   echo "$obj: $n prefetcht1, $(tail -1 calls.txt), $(cut -d' ' -f1 lanes.txt) lane-stream passes with prefetcht1, $(cut -d' ' -f1 tiles.txt) few-row GemmF32 tiles with prefetcht0"
 done

@@ -200,17 +200,18 @@ struct StripRunner {
   template <class Comp>
   struct LaneSink : Comp {
     static constexpr int kGroups = 4;
-    static constexpr int kStep = Dec::kW / kGroups > 0 ? Dec::kW / kGroups : 1;
-    explicit LaneSink(Comp c) : Comp(c) {}
-    const Rows<Isa>* rows = nullptr;
-    size_t first = 0;
-    int n = 0;
+    static_assert(Dec::kW >= kGroups && kRows % kGroups == 0);
+    static constexpr int kStep = Dec::kW / kGroups;
+    const Rows<Isa>& rows;
+    size_t first;
+    int n;
+    LaneSink(Comp c, const Rows<Isa>& rows_, size_t first_, int n_) : Comp(c), rows(rows_), first(first_), n(n_) {}
     template <int I>
     [[gnu::always_inline]] void w(VI v) {
       Comp::template w<I>(v);
       if constexpr (I % kStep == 0 && I / kStep < kGroups) {
         static_for<kRows / kGroups>([&](auto rr) __attribute__((always_inline)) {
-          const uint8_t* p = rows->p[(I / kStep) * (kRows / kGroups) + rr] + first;
+          const uint8_t* p = rows.p[(I / kStep) * (kRows / kGroups) + rr] + first;
           for (int j = 0; j < n; ++j) _mm_prefetch(reinterpret_cast<const char*>(p + 64 * j), _MM_HINT_T1);
         });
       }
@@ -235,21 +236,18 @@ struct StripRunner {
       if constexpr (kLanes) {
         const size_t j0 = static_cast<size_t>(b) * pf.unit_bytes / 64;
         const size_t j1 = (static_cast<size_t>(b + 1) * pf.unit_bytes + (b + 1 == nb ? 63 : 0)) / 64;
-        LaneSink<Comp> sink(Comp(b, tok, acc));
-        sink.rows = &rows;
-        sink.first = pf.lane_ahead + 64 * j0;
-        sink.n = static_cast<int>(j1 - j0);
+        LaneSink<Comp> sink(Comp(b, tok, acc), rows, pf.lane_ahead + 64 * j0, static_cast<int>(j1 - j0));
         Dec::unpack(rows, b, sink);
         sink.end();
-      } else if constexpr (kPanel && requires { Dec::kCustomReplay; }) {
-        Comp comp(b, tok, acc);
+        continue;
+      }
+      Comp comp(b, tok, acc);
+      if constexpr (kPanel && requires { Dec::kCustomReplay; }) {
         Dec::replay(panel[b], comp);
         comp.end();
       } else if constexpr (kPanel) {
-        Comp comp(b, tok, acc);
         replay(panel[b], comp);
       } else {
-        Comp comp(b, tok, acc);
         Dec::unpack(rows, b, comp);
         comp.end();
       }
@@ -263,6 +261,7 @@ struct StripRunner {
     });
   }
 
+  // A decode pass with lane-stream prefetches, when asked for, else the plain one.
   template <int C, bool kPanel>
   static void pass_pf(const Rows<Isa>& rows, const Panel* panel, int64_t nb, const TokenRef* tok, float* y,
                       size_t ldy, int n_rows, Prefetch pf, bool st) {
