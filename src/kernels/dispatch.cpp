@@ -165,6 +165,7 @@ KernelTable build(Variant v) {
       t.level = CpuLevel::kAvx2;
       x86::fill_avx2_kernels(t);
       x86::fill_avx2_float_ops(t);
+      x86::fill_avx2_token_tiles(t);
       break;
     case Variant::kAvx2Vnni:
       t.name = "avx2+vnni";

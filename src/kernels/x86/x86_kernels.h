@@ -43,6 +43,8 @@ void fill_amx_kernels(KernelTable& table);
 // token_tiles_avx512.cpp: VNNI tile strips (tokens in lanes) for prefill,
 // added to the AVX-512 table (AMX, where usable, replaces them).
 void fill_avx512_token_tiles(KernelTable& table);
+// token_tiles_avx2.cpp: the same for the AVX2 table (vpmaddubsw, no VNNI).
+void fill_avx2_token_tiles(KernelTable& table);
 bool amx_usable();  // CPUID, XCR0 and Linux's permission for the tile state
 
 struct LegacyAux {
