@@ -17,6 +17,7 @@
 
 #include "kernels/ref/vec_dot.h"
 #include "kernels/x86/static_for.h"
+#include "kernels/x86/transpose8_avx2.h"
 #include "kernels/x86/x86_kernels.h"
 
 namespace kazeia::kernels::x86 {
@@ -235,25 +236,6 @@ void scale_mul_avx2(const float* x, float s, const float* w, int64_t n, float* o
 
 void scale_add_avx2(const float* x, float s, const float* y, int64_t n, float* out) {
   scale_then(x, s, y, n, out, [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); });
-}
-
-// In: lane j of r[i] is M[i][j]. Out: lane i of r[j] is M[i][j].
-inline void transpose8(__m256 r[8]) {
-  __m256 t[8], u[8];
-  static_for<4>([&](auto i) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  });
-  static_for<2>([&](auto i) {
-    u[4 * i + 0] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  });
-  static_for<4>([&](auto i) {
-    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-  });
 }
 
 // ref::transpose_f32 in 8 x 8 blocks through registers: 8 (masked) row
