@@ -9,20 +9,23 @@
 # ISA-specific sources are named *_avx2.cpp, *_avx512.cpp, *_neon.cpp; they get
 # the matching -m flags on their own, so the rest of the library stays baseline.
 
-# Whether the AVX2 / AVX-VNNI kernel tables are built (1) or left out (0).
-# The release build always has them. The sanitizer build leaves them out
-# where the host runs AVX-512: their files are built without instrumentation
-# (see KAZEIA_SIMD_SANITIZE_OPT), so there they add no sanitizer coverage,
-# only ~140 CPU-s of compile per CI run, and the release build tests them
-# against the references. On a host without AVX-512 they are what the suite
-# runs on: without them every kernel falls back to the instrumented scalar
+# Which x86 kernel tables are built (1) or left out (0). The release build
+# always has them all. The sanitizer build keeps only the tables the host
+# can run: their files are built without instrumentation (see
+# KAZEIA_SIMD_SANITIZE_OPT), so a table the host cannot run adds no
+# sanitizer coverage, only compile time (CI on an AVX2-only Zen 3: the
+# AVX-512 and AVX-VNNI kernels were 370 of the sanitized build's 980
+# CPU-s), and the release build tests every table the host runs against
+# the references. Where the host runs AVX-512 the AVX2 / AVX-VNNI tables go
+# (~140 CPU-s); on a host without AVX-512 they are what the suite runs on:
+# without them every kernel falls back to the instrumented scalar
 # reference, ~20x slower (SmolLM2's agent test then took over 600 s in CI).
-function(kazeia_host_has_avx512 out)
+# The flags of CpuLevel::kAvx512 (src/base/cpu_features.cpp) and AVX-VNNI.
+function(kazeia_host_has_flags out)
   set(${out} FALSE PARENT_SCOPE)
   if(EXISTS /proc/cpuinfo)
     file(STRINGS /proc/cpuinfo flags LIMIT_COUNT 1 REGEX "^flags")
-    # The five flags of CpuLevel::kAvx512 (src/base/cpu_features.cpp).
-    foreach(f avx512f avx512bw avx512vl avx512dq avx512_vnni)
+    foreach(f ${ARGN})
       if(NOT flags MATCHES "[ \t]${f}( |$)")
         return()
       endif()
@@ -30,33 +33,46 @@ function(kazeia_host_has_avx512 out)
     set(${out} TRUE PARENT_SCOPE)
   endif()
 endfunction()
-# -DKAZEIA_SANITIZE_AVX2_TABLES=ON|OFF overrides the host check (to run the
-# sanitized suite as an AVX2-only host would: with KAZEIA_CPU_LEVEL=avx2).
+# -DKAZEIA_SANITIZE_AVX2_TABLES=ON|OFF overrides the host check for the AVX2
+# and AVX-VNNI tables (to run the sanitized suite as an AVX2-only host
+# would: with KAZEIA_CPU_LEVEL=avx2).
+set(KAZEIA_AVX2_TABLES 1)
+set(KAZEIA_AVXVNNI_TABLES 1)
+set(KAZEIA_AVX512_TABLES 1)
 if(CMAKE_BUILD_TYPE STREQUAL "Sanitize")
-  kazeia_host_has_avx512(kazeia_host_avx512)
+  kazeia_host_has_flags(kazeia_host_avx512 avx512f avx512bw avx512vl avx512dq avx512_vnni)
+  kazeia_host_has_flags(kazeia_host_avxvnni avx_vnni)
+  if(NOT kazeia_host_avx512)
+    set(KAZEIA_AVX512_TABLES 0)
+  endif()
   if(DEFINED KAZEIA_SANITIZE_AVX2_TABLES)
-    if(KAZEIA_SANITIZE_AVX2_TABLES)
-      set(KAZEIA_AVX2_TABLES 1)
-    else()
+    if(NOT KAZEIA_SANITIZE_AVX2_TABLES)
       set(KAZEIA_AVX2_TABLES 0)
+      set(KAZEIA_AVXVNNI_TABLES 0)
     endif()
   elseif(kazeia_host_avx512)
     set(KAZEIA_AVX2_TABLES 0)
-  else()
-    set(KAZEIA_AVX2_TABLES 1)
+    set(KAZEIA_AVXVNNI_TABLES 0)
+  elseif(NOT kazeia_host_avxvnni)
+    set(KAZEIA_AVXVNNI_TABLES 0)
   endif()
-  message(STATUS "Sanitizer build: AVX2 kernel tables ${KAZEIA_AVX2_TABLES} (host AVX-512: ${kazeia_host_avx512})")
-else()
-  set(KAZEIA_AVX2_TABLES 1)
+  message(STATUS "Sanitizer build: kernel tables AVX2 ${KAZEIA_AVX2_TABLES}, AVX-VNNI ${KAZEIA_AVXVNNI_TABLES}, "
+                 "AVX-512 ${KAZEIA_AVX512_TABLES} (host AVX-512: ${kazeia_host_avx512}, AVX-VNNI: ${kazeia_host_avxvnni})")
 endif()
 function(kazeia_layer NAME)
   cmake_parse_arguments(L "" "" "DEPS;EXTRA_LIBS" ${ARGN})
   set(dir ${CMAKE_SOURCE_DIR}/src/${NAME})
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.c)
-  # The sanitizer build on an AVX-512 host leaves out the AVX2 and AVX-VNNI
-  # kernel tables (KAZEIA_AVX2_TABLES, above).
+  # The sanitizer build leaves out the kernel tables the host cannot run
+  # (KAZEIA_*_TABLES, above).
   if(NOT KAZEIA_AVX2_TABLES)
-    list(FILTER srcs EXCLUDE REGEX "_(avx2|avxvnni)\\.cpp$")
+    list(FILTER srcs EXCLUDE REGEX "_avx2\\.cpp$")
+  endif()
+  if(NOT KAZEIA_AVXVNNI_TABLES)
+    list(FILTER srcs EXCLUDE REGEX "_avxvnni\\.cpp$")
+  endif()
+  if(NOT KAZEIA_AVX512_TABLES)
+    list(FILTER srcs EXCLUDE REGEX "_(avx512|amx)\\.cpp$")
   endif()
   set(inc_root ${CMAKE_BINARY_DIR}/layer_include/${NAME})
   file(MAKE_DIRECTORY ${inc_root})

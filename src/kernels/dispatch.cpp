@@ -167,6 +167,8 @@ KernelTable build(Variant v) {
       x86::fill_avx2_float_ops(t);
       x86::fill_avx2_token_tiles(t);
       break;
+#endif
+#if KAZEIA_AVXVNNI_TABLES
     case Variant::kAvx2Vnni:
       t.name = "avx2+vnni";
       t.level = CpuLevel::kAvx2;
@@ -174,6 +176,7 @@ KernelTable build(Variant v) {
       x86::fill_avx2_float_ops(t);
       break;
 #endif
+#if KAZEIA_AVX512_TABLES
     case Variant::kAvx512:
       t.name = "avx512";
       t.level = CpuLevel::kAvx512;
@@ -185,6 +188,7 @@ KernelTable build(Variant v) {
       x86::fill_avx512_kernels(t);
       x86::fill_amx_kernels(t);
       break;
+#endif
 #endif
     case Variant::kNeon:
     case Variant::kDotprod:
@@ -214,12 +218,16 @@ bool runnable(Variant v) {
 #if defined(__x86_64__) || defined(_M_X64)
 #if KAZEIA_AVX2_TABLES
     case Variant::kAvx2: return x86;
+#endif
+#if KAZEIA_AVXVNNI_TABLES
     // AVX-VNNI is reported only with AVX2 enabled; re-read the hardware,
     // since cpu_features() masks the flag when the override is scalar.
     case Variant::kAvx2Vnni: return x86 && detect_cpu_features_hw().avx_vnni;
 #endif
+#if KAZEIA_AVX512_TABLES
     case Variant::kAvx512: return hw == CpuLevel::kAvx512;
     case Variant::kAvx512Amx: return hw == CpuLevel::kAvx512 && x86::amx_usable();
+#endif
 #endif
     case Variant::kNeon: return arm;
     case Variant::kDotprod: return arm && hw >= CpuLevel::kDotprod;
