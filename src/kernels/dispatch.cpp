@@ -63,6 +63,13 @@ DecodeWalk default_decode_walk() {
   return DecodeWalk::kLaneStreams;
 }
 
+// KAZEIA_TOKEN_TILES=0 keeps prefill on the rows-in-lanes strips (for
+// comparisons): the AVX-512 and AVX2 token tiles are left out of the table.
+[[maybe_unused]] static bool token_tiles_wanted() {
+  const char* env = std::getenv("KAZEIA_TOKEN_TILES");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
 size_t default_decode_lane_prefetch() {
   if (const char* env = std::getenv("KAZEIA_LANE_PREFETCH"); env != nullptr && *env != '\0') {
     char* end = nullptr;
@@ -165,7 +172,7 @@ KernelTable build(Variant v) {
       t.level = CpuLevel::kAvx2;
       x86::fill_avx2_kernels(t);
       x86::fill_avx2_float_ops(t);
-      x86::fill_avx2_token_tiles(t);
+      if (token_tiles_wanted()) x86::fill_avx2_token_tiles(t);
       break;
 #endif
 #if KAZEIA_AVXVNNI_TABLES
@@ -181,11 +188,13 @@ KernelTable build(Variant v) {
       t.name = "avx512";
       t.level = CpuLevel::kAvx512;
       x86::fill_avx512_kernels(t);
+      if (token_tiles_wanted()) x86::fill_avx512_token_tiles(t);
       break;
     case Variant::kAvx512Amx:
       t.name = "avx512+amx";
       t.level = CpuLevel::kAvx512;
       x86::fill_avx512_kernels(t);
+      if (token_tiles_wanted()) x86::fill_avx512_token_tiles(t);
       x86::fill_amx_kernels(t);
       break;
 #endif

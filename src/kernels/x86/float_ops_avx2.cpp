@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "kernels/ref/vec_dot.h"
+#include "kernels/x86/simd_avx2.h"
 #include "kernels/x86/static_for.h"
 #include "kernels/x86/transpose8_avx2.h"
 #include "kernels/x86/x86_kernels.h"
@@ -23,19 +24,14 @@
 namespace kazeia::kernels::x86 {
 namespace {
 
-// All-ones in the lanes below min(n, 8).
-inline __m256i first(int64_t n) {
-  const int k = n >= 8 ? 8 : static_cast<int>(n);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 inline __m256 load(const float* p, int64_t n) {
-  return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, first(n));
+  return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, Avx2::tail_mask8(n));
 }
 inline void store(float* p, int64_t n, __m256 v) {
   if (n >= 8)
     _mm256_storeu_ps(p, v);
   else
-    _mm256_maskstore_ps(p, first(n), v);
+    _mm256_maskstore_ps(p, Avx2::tail_mask8(n), v);
 }
 
 // ref::exp_approx on 8 lanes (0 where !(x > -87), NaN included).
@@ -67,7 +63,7 @@ float softmax_online_row_avx2(const float* s, int64_t valid, int64_t n, float sc
     const __m256 w = _mm256_mul_ps(load(s + j, left), vscale);
     store(p + j, left, w);
     // Lanes past the row keep the running maximum.
-    vmax = _mm256_max_ps(vmax, left >= 8 ? w : _mm256_blendv_ps(vmax, w, _mm256_castsi256_ps(first(left))));
+    vmax = _mm256_max_ps(vmax, left >= 8 ? w : _mm256_blendv_ps(vmax, w, _mm256_castsi256_ps(Avx2::tail_mask8(left))));
   }
   __m128 h = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
   h = _mm_max_ps(h, _mm_movehl_ps(h, h));
@@ -80,18 +76,14 @@ float softmax_online_row_avx2(const float* s, int64_t valid, int64_t n, float sc
   for (int64_t j = 0; j < valid; j += 8) {
     const int64_t left = valid - j;
     __m256 e = exp8(_mm256_sub_ps(load(p + j, left), vm));
-    if (left < 8) e = _mm256_and_ps(e, _mm256_castsi256_ps(first(left)));
+    if (left < 8) e = _mm256_and_ps(e, _mm256_castsi256_ps(Avx2::tail_mask8(left)));
     store(p + j, left, e);
     sum[(j / 8) & 1] = _mm256_add_ps(sum[(j / 8) & 1], e);
   }
   for (int64_t j = valid; j < n; ++j) p[j] = 0.0f;
   *alpha = _mm256_cvtss_f32(exp8(_mm256_set1_ps(*m - m_new)));
   *m = m_new;
-  // Lanes l and l + w for w = 8, 4, 2, 1, as the reference.
-  const __m256 a = _mm256_add_ps(sum[0], sum[1]);
-  const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-  const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
-  return _mm_cvtss_f32(_mm_add_ss(c, _mm_movehdup_ps(c)));
+  return Avx2::pairwise_sum({sum[0], sum[1]});  // lanes l and l + w for w = 8, 4, 2, 1, as the reference
 }
 
 // x / (1 + exp(-x)), as ref::silu_approx.
@@ -165,7 +157,7 @@ void abs_range_avx2(const float* x, int64_t n, float* min, float* max) {
       lo = _mm256_min_epi32(lo, v);
       hi = _mm256_max_epi32(hi, v);
     } else {
-      const __m256i k = first(n - i);
+      const __m256i k = Avx2::tail_mask8(n - i);
       lo = _mm256_min_epi32(lo, _mm256_blendv_epi8(magnitude, v, k));
       hi = _mm256_max_epi32(hi, _mm256_and_si256(v, k));
     }

@@ -6,6 +6,5 @@ namespace kazeia::kernels::x86 {
 void fill_avx512_kernels(KernelTable& table) {
   fill_isa<Avx512>(table, "avx512");
   fill_avx512_float_ops(table);
-  fill_avx512_token_tiles(table);
 }
 }  // namespace kazeia::kernels::x86

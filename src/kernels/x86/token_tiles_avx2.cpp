@@ -25,9 +25,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
+#include "kernels/x86/simd_avx2.h"
 #include "kernels/x86/static_for.h"
 #include "kernels/x86/transpose8_avx2.h"
 #include "kernels/x86/x86_kernels.h"
@@ -57,7 +57,7 @@ struct Group {
   // results are never stored).
   static void build(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
     const int64_t nb = n_in / kBlock;
-    std::memset(out, 0, bytes(n_in));
+    if (n < kTokens) std::memset(out, 0, bytes(n_in));  // a full group overwrites every byte
     for (int64_t b = 0; b < nb; ++b) {
       uint8_t* dst = out + static_cast<size_t>(b) * kBlockBytes;
       for (int t = 0; t < n; ++t) {
@@ -125,12 +125,6 @@ void pack_panel(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
 // it is written.
 [[gnu::always_inline]] inline void pin(__m256i& v) { asm("" : "+x"(v)); }
 
-inline __m256i bcst32(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm256_set1_epi32(v);
-}
-
 // Rows kFirst .. kFirst + 3 of one block of a token group into their
 // accumulators acc[i][h] (row kFirst + i, tokens 8h .. 8h + 7).
 template <bool kQ4, int kFirst>
@@ -143,13 +137,13 @@ template <bool kQ4, int kFirst>
     const __m256i x1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(act + 64 * w + 32));
     static_for<kRowsPerPass>([&](auto i) {
       const uint8_t* wp = pb + L::kRowBytes * (kFirst + i) + 4 * w;
-      const __m256i u = bcst32(wp);  // unsigned side: nibbles or |q|
+      const __m256i u = Avx2::bcst32(wp);  // unsigned side: nibbles or |q|
       __m256i p0, p1;
       if constexpr (kQ4) {
         p0 = _mm256_maddubs_epi16(u, x0);
         p1 = _mm256_maddubs_epi16(u, x1);
       } else {
-        const __m256i sw = bcst32(wp + kBlock);
+        const __m256i sw = Avx2::bcst32(wp + kBlock);
         p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(u, _mm256_sign_epi8(x0, sw)), _mm256_set1_epi16(1));
         p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(u, _mm256_sign_epi8(x1, sw)), _mm256_set1_epi16(1));
       }
@@ -204,9 +198,8 @@ template <bool kQ4, int kFirst>
 // rows at y + t * ldy, for the first n tokens and n_rows rows; whole lines
 // by non-temporal stores with `stream` (the caller fences).
 void store_token_rows(const float* acc, float* y, size_t ldy, int64_t n, int n_rows, bool stream) {
-  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int rh = 0; rh < 2; ++rh) {
-    const __m256i rows_live = _mm256_cmpgt_epi32(_mm256_set1_epi32(n_rows - 8 * rh), lanes);
+    const __m256i rows_live = Avx2::tail_mask8(n_rows - 8 * rh);
     for (int th = 0; th < 2; ++th) {
       __m256 r[8];
       static_for<8>([&](auto i) { r[i] = _mm256_load_ps(acc + kTokens * (8 * rh + i) + 8 * th); });
@@ -281,8 +274,6 @@ size_t scratch_bytes(int64_t n_in, int64_t n_tokens) {
 }  // namespace
 
 void fill_avx2_token_tiles(KernelTable& table) {
-  // KAZEIA_TOKEN_TILES=0 keeps the rows-in-lanes strips (for comparisons).
-  if (const char* env = std::getenv("KAZEIA_TOKEN_TILES"); env != nullptr && std::strcmp(env, "0") == 0) return;
   for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0}) {
     WeightKernels& k = table.weights[static_cast<int>(type)];
     const bool q4 = type == TensorType::Q4_0;

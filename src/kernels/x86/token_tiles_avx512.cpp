@@ -26,7 +26,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 
 #include "kernels/x86/static_for.h"
@@ -210,8 +209,6 @@ size_t scratch_bytes(int64_t n_in, int64_t n_tokens) {
 }  // namespace
 
 void fill_avx512_token_tiles(KernelTable& table) {
-  // KAZEIA_TOKEN_TILES=0 keeps the rows-in-lanes strips (for comparisons).
-  if (const char* env = std::getenv("KAZEIA_TOKEN_TILES"); env != nullptr && std::strcmp(env, "0") == 0) return;
   for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0}) {
     WeightKernels& k = table.weights[static_cast<int>(type)];
     const bool q4 = type == TensorType::Q4_0;
