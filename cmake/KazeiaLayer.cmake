@@ -59,6 +59,20 @@ if(CMAKE_BUILD_TYPE STREQUAL "Sanitize")
   message(STATUS "Sanitizer build: kernel tables AVX2 ${KAZEIA_AVX2_TABLES}, AVX-VNNI ${KAZEIA_AVXVNNI_TABLES}, "
                  "AVX-512 ${KAZEIA_AVX512_TABLES} (host AVX-512: ${kazeia_host_avx512}, AVX-VNNI: ${kazeia_host_avxvnni})")
 endif()
+# -DKAZEIA_SIMD_OBJECTS_DIR=DIR (sanitizer build only): link the x86 SIMD
+# files' objects from the release build in DIR instead of compiling them
+# again. They are built without instrumentation either way (see
+# KAZEIA_SIMD_SANITIZE_OPT), so the sanitized suite then drives the shipped
+# GCC -O3 code of the kernels, and the build saves clang's ~150 CPU-s on
+# kernels_avx2.cpp. scripts/build.sh --sanitize sets it when build/ is a
+# release build of this tree and brings the listed objects up to date there
+# first (${CMAKE_BINARY_DIR}/simd_objects.txt, one ninja target a line).
+set(KAZEIA_SIMD_OBJECTS_DIR "" CACHE PATH "Sanitizer build: release build whose x86 SIMD objects it links")
+if(NOT CMAKE_BUILD_TYPE STREQUAL "Sanitize")
+  set(KAZEIA_SIMD_OBJECTS_DIR "")
+endif()
+file(REMOVE ${CMAKE_BINARY_DIR}/simd_objects.txt)
+
 function(kazeia_layer NAME)
   cmake_parse_arguments(L "" "" "DEPS;EXTRA_LIBS" ${ARGN})
   set(dir ${CMAKE_SOURCE_DIR}/src/${NAME})
@@ -73,6 +87,23 @@ function(kazeia_layer NAME)
   endif()
   if(NOT KAZEIA_AVX512_TABLES)
     list(FILTER srcs EXCLUDE REGEX "_(avx512|amx)\\.cpp$")
+  endif()
+  if(KAZEIA_SIMD_OBJECTS_DIR AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+    set(kept "")
+    foreach(s ${srcs})
+      if(s MATCHES "_(avx2|avxvnni|avx512|amx)\\.cpp$")
+        # Where the release build (Ninja, same tree) puts the object.
+        file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR}/src ${s})
+        set(target_path src/CMakeFiles/kz_${NAME}.dir/${rel}.o)
+        set(obj ${KAZEIA_SIMD_OBJECTS_DIR}/${target_path})
+        set_source_files_properties(${obj} PROPERTIES EXTERNAL_OBJECT ON GENERATED ON)
+        list(APPEND kept ${obj})
+        file(APPEND ${CMAKE_BINARY_DIR}/simd_objects.txt "${target_path}\n")
+      else()
+        list(APPEND kept ${s})
+      endif()
+    endforeach()
+    set(srcs ${kept})
   endif()
   set(inc_root ${CMAKE_BINARY_DIR}/layer_include/${NAME})
   file(MAKE_DIRECTORY ${inc_root})
@@ -106,18 +137,26 @@ endfunction()
 # callers, the dispatch and the scalar references stay instrumented, and the
 # kernel tests compare them with the references in every build.
 set(KAZEIA_SIMD_SANITIZE_OPT "$<$<CONFIG:Sanitize>:-O2;-fno-sanitize=all>")
+# GCC's combine pass on these files' flattened strip kernels (a few thousand
+# instructions in a block) spends most of its time trying 3- and 4-insn
+# combinations that never apply: with 2, the quantized strip kernels come
+# out instruction for instruction the same (objdump, all three x86 files;
+# the float-weight strips differ by one or two instructions, AVX-512's f32
+# GEMM tile orders two the other way) and the three files compile in 424
+# CPU-s instead of 558, of a release build of ~1,100.
+set(KAZEIA_SIMD_GCC_OPT "$<$<AND:$<CXX_COMPILER_ID:GNU>,$<NOT:$<CONFIG:Sanitize>>>:--param=max-combine-insns=2>")
 
 function(kazeia_isa_flags target srcs)
   if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
     foreach(s ${srcs})
       if(s MATCHES "_avx2\\.cpp$")
-        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;${KAZEIA_SIMD_SANITIZE_OPT}")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;${KAZEIA_SIMD_SANITIZE_OPT};${KAZEIA_SIMD_GCC_OPT}")
       elseif(s MATCHES "_avx512\\.cpp$")
-        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;${KAZEIA_SIMD_SANITIZE_OPT}")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;${KAZEIA_SIMD_SANITIZE_OPT};${KAZEIA_SIMD_GCC_OPT}")
       elseif(s MATCHES "_amx\\.cpp$")
-        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mamx-tile;-mamx-int8;${KAZEIA_SIMD_SANITIZE_OPT}")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mamx-tile;-mamx-int8;${KAZEIA_SIMD_SANITIZE_OPT};${KAZEIA_SIMD_GCC_OPT}")
       elseif(s MATCHES "_avxvnni\\.cpp$")
-        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavxvnni;${KAZEIA_SIMD_SANITIZE_OPT}")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavxvnni;${KAZEIA_SIMD_SANITIZE_OPT};${KAZEIA_SIMD_GCC_OPT}")
       elseif(s MATCHES "_neon\\.cpp$|_dotprod\\.cpp$|_i8mm\\.cpp$")
         set_source_files_properties(${s} PROPERTIES HEADER_FILE_ONLY ON)
       endif()
