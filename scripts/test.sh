@@ -37,7 +37,7 @@ run_binary() {
 }
 export -f run_binary
 # Longest first, so the two workers end together: test_models and
-# test_kernels (about a minute each under ASan) run as two shards each; the
+# test_kernels (the longest under ASan, ~50 and ~35 s) run as two shards each; the
 # others in the order of their last measured times, any new binary at the end.
 sanitize_jobs() {
   local known=(test_models:2 test_kernels:2 test_format:1 test_text:1 test_api:1 test_tensor:1 test_agent:1)
