@@ -16,7 +16,7 @@ namespace kazeia::testing {
 
 inline std::string shared_data_dir() {
   if (const char* env = std::getenv("KAZEIA_TEST_DATA"); env && *env) return env;
-  return std::string(KAZEIA_SOURCE_DIR) + "/../shared";
+  return std::string(KAZEIA_SOURCE_DIR "/../shared");
 }
 
 inline bool shared_data_available() {

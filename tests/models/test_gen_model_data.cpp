@@ -366,7 +366,7 @@ std::string gguf_py_type(gguf::ValueType t) {
 }
 
 TEST(GenModelData, LlamaCppGgufReaderAcceptsTheFiles) {
-  const std::string python = std::string(KAZEIA_SOURCE_DIR) + "/.venv/bin/python";
+  const std::string python = std::string(KAZEIA_SOURCE_DIR "/.venv/bin/python");
   if (!std::filesystem::exists(python)) {
     std::fprintf(stderr, "\n*** SKIPPING: %s not found (run scripts/setup.sh) ***\n", python.c_str());
     GTEST_SKIP() << "no .venv with gguf-py";

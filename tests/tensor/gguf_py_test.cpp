@@ -25,7 +25,7 @@
 namespace kazeia {
 namespace {
 
-std::string venv_python() { return std::string(KAZEIA_SOURCE_DIR) + "/.venv/bin/python"; }
+std::string venv_python() { return std::string(KAZEIA_SOURCE_DIR "/.venv/bin/python"); }
 
 void check_file(const std::string& model_name, std::map<std::string, int>* per_type) {
   const std::string model = testing::shared_model(model_name);

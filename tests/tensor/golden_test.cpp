@@ -74,7 +74,7 @@ uint64_t fnv1a64(const void* p, size_t n) {
 
 std::vector<GoldenCase> load_golden() {
   const std::string path =
-      std::string(KAZEIA_SOURCE_DIR) + "/tests/tensor/data/ggml_quant_golden.bin";
+      std::string(KAZEIA_SOURCE_DIR "/tests/tensor/data/ggml_quant_golden.bin");
   std::ifstream f(path, std::ios::binary);
   EXPECT_TRUE(f.good()) << "cannot open " << path;
   Reader r(std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {}));

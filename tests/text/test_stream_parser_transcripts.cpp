@@ -39,7 +39,7 @@ namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-const std::string kTranscriptDir = std::string(KAZEIA_SOURCE_DIR) + "/tests/text/transcripts";
+const std::string kTranscriptDir = std::string(KAZEIA_SOURCE_DIR "/tests/text/transcripts");
 
 struct Transcript {
   std::string file;
