@@ -59,6 +59,8 @@ if(CMAKE_BUILD_TYPE STREQUAL "Sanitize")
   message(STATUS "Sanitizer build: kernel tables AVX2 ${KAZEIA_AVX2_TABLES}, AVX-VNNI ${KAZEIA_AVXVNNI_TABLES}, "
                  "AVX-512 ${KAZEIA_AVX512_TABLES} (host AVX-512: ${kazeia_host_avx512}, AVX-VNNI: ${kazeia_host_avxvnni})")
 endif()
+# The x86 SIMD files (each built with its ISA's flags, kazeia_isa_flags).
+set(KAZEIA_X86_SIMD_FILES "_(avx2|avxvnni|avx512|amx)\\.cpp$")
 # -DKAZEIA_SIMD_OBJECTS_DIR=DIR (sanitizer build only): link the x86 SIMD
 # files' objects from the release build in DIR instead of compiling them
 # again. They are built without instrumentation either way (see
@@ -91,7 +93,7 @@ function(kazeia_layer NAME)
   if(KAZEIA_SIMD_OBJECTS_DIR AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
     set(kept "")
     foreach(s ${srcs})
-      if(s MATCHES "_(avx2|avxvnni|avx512|amx)\\.cpp$")
+      if(s MATCHES "${KAZEIA_X86_SIMD_FILES}")
         # Where the release build (Ninja, same tree) puts the object.
         file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR}/src ${s})
         set(target_path src/CMakeFiles/kz_${NAME}.dir/${rel}.o)
@@ -137,33 +139,38 @@ endfunction()
 # callers, the dispatch and the scalar references stay instrumented, and the
 # kernel tests compare them with the references in every build.
 set(KAZEIA_SIMD_SANITIZE_OPT "$<$<CONFIG:Sanitize>:-O2;-fno-sanitize=all>")
-# GCC's combine pass on these files' flattened strip kernels (a few thousand
-# instructions in a block) spends most of its time trying 3- and 4-insn
-# combinations that never apply: with 2, the quantized strip kernels come
-# out instruction for instruction the same (objdump, all three x86 files;
-# the float-weight strips differ by one or two instructions, AVX-512's f32
-# GEMM tile orders two the other way) and the three files compile in 424
-# CPU-s instead of 558, of a release build of ~1,100.
-set(KAZEIA_SIMD_GCC_OPT "$<$<AND:$<CXX_COMPILER_ID:GNU>,$<NOT:$<CONFIG:Sanitize>>>:--param=max-combine-insns=2>")
+# GCC's combine pass on the strip-kernel files' flattened kernels (a few
+# thousand instructions in a block) spends most of its time trying 3- and
+# 4-insn combinations that never apply: with 2, their quantized strip kernels
+# come out instruction for instruction the same (objdump, per function; the
+# float-weight strips differ by one or two instructions, AVX-512's f32 GEMM
+# tile orders two the other way) and the three files compile in 424 CPU-s
+# instead of 558, of a release build of ~1,100. Only those three: in the
+# token tiles and float ops (~10 CPU-s each) it changed hot code (AVX-512
+# Q4_0 tiles, AVX2 online softmax) for no time worth having.
+set(KAZEIA_STRIP_KERNELS_GCC_OPT "$<$<AND:$<CXX_COMPILER_ID:GNU>,$<NOT:$<CONFIG:Sanitize>>>:--param=max-combine-insns=2>")
 
 function(kazeia_isa_flags target srcs)
   if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
     foreach(s ${srcs})
       if(s MATCHES "_avx2\\.cpp$")
-        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;${KAZEIA_SIMD_SANITIZE_OPT};${KAZEIA_SIMD_GCC_OPT}")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;${KAZEIA_SIMD_SANITIZE_OPT}")
       elseif(s MATCHES "_avx512\\.cpp$")
-        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;${KAZEIA_SIMD_SANITIZE_OPT};${KAZEIA_SIMD_GCC_OPT}")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;${KAZEIA_SIMD_SANITIZE_OPT}")
       elseif(s MATCHES "_amx\\.cpp$")
-        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mamx-tile;-mamx-int8;${KAZEIA_SIMD_SANITIZE_OPT};${KAZEIA_SIMD_GCC_OPT}")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mamx-tile;-mamx-int8;${KAZEIA_SIMD_SANITIZE_OPT}")
       elseif(s MATCHES "_avxvnni\\.cpp$")
-        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavxvnni;${KAZEIA_SIMD_SANITIZE_OPT};${KAZEIA_SIMD_GCC_OPT}")
+        set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavxvnni;${KAZEIA_SIMD_SANITIZE_OPT}")
       elseif(s MATCHES "_neon\\.cpp$|_dotprod\\.cpp$|_i8mm\\.cpp$")
         set_source_files_properties(${s} PROPERTIES HEADER_FILE_ONLY ON)
+      endif()
+      if(s MATCHES "/kernels_(avx2|avxvnni|avx512)\\.cpp$")
+        set_property(SOURCE ${s} APPEND PROPERTY COMPILE_OPTIONS "${KAZEIA_STRIP_KERNELS_GCC_OPT}")
       endif()
     endforeach()
   elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
     foreach(s ${srcs})
-      if(s MATCHES "_avx2\\.cpp$|_avx512\\.cpp$|_avxvnni\\.cpp$|_amx\\.cpp$")
+      if(s MATCHES "${KAZEIA_X86_SIMD_FILES}")
         set_source_files_properties(${s} PROPERTIES HEADER_FILE_ONLY ON)
       elseif(s MATCHES "_dotprod\\.cpp$")
         set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod+fp16")
