@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# A/B of the AVX-512 matmul kernels: a base revision's src/kernels (compiled
+# A/B of the x86 matmul kernels: a base revision's src/kernels (compiled
 # here) against the working tree's (the release build's library), both in one
 # process, calls alternating (see
 # bench/kernel_ab/kernel_ab_main.cpp). For kernel changes too small to see in
-# whole-process runs on a shared machine.
+# whole-process runs on a shared machine. KERNEL_AB_ISA=avx512|avx2 picks the
+# table (default: avx512 where the CPU has AVX-512, else avx2; for avx2 on an
+# AVX-512 or AVX-VNNI CPU also set KAZEIA_CPU_LEVEL=avx2).
 #   tools/kernel_ab.sh REV TYPE N_IN N_OUT THREADS hot|cold [PAIRS]
 #   tools/kernel_ab.sh HEAD Q6_K 1024 1024 1 hot     # compute speed
 #   tools/kernel_ab.sh HEAD Q6_K 1024 151936 2 cold  # decode's output matrix
 # Needs the release build (scripts/build.sh; KERNEL_AB_BUILD names another
-# build directory): the compile flags of kernels_avx512.cpp are read from its
-# build.ninja, the libraries linked from its src/. Exits 77 (skipped) on a
-# CPU without AVX-512.
+# build directory): the compile flags of kernels_<isa>.cpp are read from its
+# build.ninja, the libraries linked from its src/. Exits 77 (skipped) when
+# the active kernels are not that ISA's.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ $# -ge 6 ] || { sed -n '2,9p' "$0"; exit 2; }
@@ -18,14 +20,21 @@ rev="$1"; shift
 build="${KERNEL_AB_BUILD:-$ROOT/build}"
 out="$build/kernel_ab"
 [ -f "$build/build.ninja" ] || { echo "kernel_ab: no release build in $build (run scripts/build.sh)" >&2; exit 1; }
-rule="$(grep -A6 '^build src/CMakeFiles/kz_kernels.dir/kernels/x86/kernels_avx512.cpp.o:' "$build/build.ninja")"
+isa="${KERNEL_AB_ISA:-$(grep -qw avx512f /proc/cpuinfo && echo avx512 || echo avx2)}"
+case "$isa" in
+  avx512) isa_define="" ;;
+  avx2) isa_define="-DKERNEL_AB_AVX2" ;;
+  *) echo "kernel_ab: KERNEL_AB_ISA must be avx512 or avx2, not '$isa'" >&2; exit 2 ;;
+esac
+rule="$(grep -A6 "^build src/CMakeFiles/kz_kernels.dir/kernels/x86/kernels_$isa.cpp.o:" "$build/build.ninja")"
 field() { printf '%s\n' "$rule" | sed -n "s/^  $1 = //p"; }
-flags="$(field FLAGS)"; defines="$(field DEFINES)"; includes="$(field INCLUDES)"
-[ -n "$flags" ] || { echo "kernel_ab: kernels_avx512.cpp's flags not found in build.ninja" >&2; exit 1; }
+flags="$(field FLAGS)"; defines="$(field DEFINES) $isa_define"; includes="$(field INCLUDES)"
+[ -n "$flags" ] || { echo "kernel_ab: kernels_$isa.cpp's flags not found in build.ninja" >&2; exit 1; }
 src="$ROOT/bench/kernel_ab"
 # The base object is rebuilt only when the revision's src/kernels (or the
 # flags) change.
 key="$(git -C "$ROOT" rev-parse "$rev:src/kernels") $(printf '%s' "$flags $defines" | md5sum | cut -c1-12)"
+out="$out/$isa"
 mkdir -p "$out"
 # shellcheck disable=SC2086
 {

@@ -1,4 +1,4 @@
-// Two builds of the AVX-512 matmul kernels in one process (tools/kernel_ab.sh
+// Two builds of the x86 matmul kernels (AVX-512 or AVX2) in one process (tools/kernel_ab.sh
 // builds this with a base revision's src/kernels, against the library's):
 // mat-vec calls alternate between the base table (A) and the new one (B),
 // the order swapped every call pair, so both meet the same state of a shared
@@ -28,6 +28,7 @@
 
 namespace kazeia::kernels::x86 {
 void fill_base(KernelTable& table);
+const char* base_isa();  // the table fill_base fills: "avx2" or "avx512"
 }  // namespace kazeia::kernels::x86
 
 namespace {
@@ -58,8 +59,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const TensorType type = *parsed;
-  if (kernels::active_kernels().level != CpuLevel::kAvx512) {
-    std::printf("kernel_ab: skipped, the active kernels are %s, not avx512\n", kernels::active_kernels().name);
+  if (std::strcmp(kernels::active_kernels().name, kernels::x86::base_isa()) != 0) {
+    std::printf("kernel_ab: skipped, the active kernels are %s, not %s (KAZEIA_CPU_LEVEL, KERNEL_AB_ISA)\n",
+                kernels::active_kernels().name, kernels::x86::base_isa());
     return 77;
   }
   // B: the library's active table; A: the same with every slot fill_isa

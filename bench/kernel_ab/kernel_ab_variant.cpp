@@ -1,10 +1,21 @@
-// The base revision's AVX-512 kernel templates for tools/kernel_ab.sh
-// (compiled against that revision's src/kernels). Everything the templates
-// define is in an unnamed namespace, so this copy never meets the library's
-// at link time.
+// The base revision's x86 kernel templates for tools/kernel_ab.sh (compiled
+// against that revision's src/kernels, with the flags of the library's file
+// for the same ISA). KERNEL_AB_AVX2 selects the AVX2 policy, else AVX-512.
+// Everything the templates define is in an unnamed namespace, so this copy
+// never meets the library's at link time.
 #include "kernels/x86/isa_unit.h"
+#if defined(KERNEL_AB_AVX2)
+#include "kernels/x86/simd_avx2.h"
+#else
 #include "kernels/x86/simd_avx512.h"
+#endif
 
 namespace kazeia::kernels::x86 {
+#if defined(KERNEL_AB_AVX2)
+const char* base_isa() { return "avx2"; }
+void fill_base(KernelTable& table) { fill_isa<Avx2>(table, "avx2"); }
+#else
+const char* base_isa() { return "avx512"; }
 void fill_base(KernelTable& table) { fill_isa<Avx512>(table, "avx512"); }
+#endif
 }  // namespace kazeia::kernels::x86
