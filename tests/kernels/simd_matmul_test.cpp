@@ -138,8 +138,10 @@ TEST_P(SimdTables, MatmulAgreesWithTheReference) {
   for (const KernelTable* table : available_kernel_tables()) {
     for (int64_t n_in : lengths(type)) {
       for (int64_t n_out : {1, 5, 16, 17, 37}) {
-        // 9: the rows-in-lanes panel tiles (8 + 1); the AVX-512 token tiles start above 9 (AMX above 4).
-        for (int64_t n_tokens : {1, 2, 3, 5, 9, 19}) {
+        // 1-4: decode batches (the AVX2 Q4_0 row kernel takes each); 9: the
+        // rows-in-lanes panel tiles (8 + 1); the AVX-512 token tiles start
+        // above 9 (AMX above 4).
+        for (int64_t n_tokens : {1, 2, 3, 4, 5, 9, 19}) {
           ++seed;
           const size_t offset = seed % 64;
           const Weights w = make_weights(type, n_in, n_out, seed, offset);

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/x86/rows_legacy_avx2.h"
 #include "kernels/x86/stream_aux_avx2.h"
 #include "kernels/x86/strip_runner.h"
 #include "kernels/x86/x86_kernels.h"
@@ -457,10 +458,28 @@ struct StreamDec {
   }
 };
 
+// Q4_0 and Q8_0 where the policy asks for it (Isa::kRowsLegacy: the AVX2
+// table): decode batches by rows_legacy_avx2.h, the rest (prefill's panels,
+// the dot) by the strip runner's decoders.
+template <class Isa, Legacy F>
+struct RowsStrip {
+  static constexpr bool kQ8 = F == Legacy::kQ8_0;
+  using Split = SplitStrip<Isa, StreamDec<Isa, F>, BlockDec<Isa, F>>;
+  static void strip(const StripArgs& a) {
+    const bool done = Split::main(a.n_in) ? LegacyRows<kQ8, StreamDec<Isa, F>::kAuxGroup>::strip(a)
+                                          : LegacyRows<kQ8, 0>::strip(a);
+    if (!done) Split::strip(a);
+  }
+};
+
 template <class Isa>
 void fill_legacy(KernelTable& table, const char* isa) {
   set_split_strip<Isa, StreamDec<Isa, Legacy::kQ4_0>, BlockDec<Isa, Legacy::kQ4_0>>(table, TensorType::Q4_0, isa);
   set_split_strip<Isa, StreamDec<Isa, Legacy::kQ8_0>, BlockDec<Isa, Legacy::kQ8_0>>(table, TensorType::Q8_0, isa);
+  if constexpr (Isa::kRowsLegacy) {
+    table.weights[static_cast<int>(TensorType::Q4_0)].strip = &RowsStrip<Isa, Legacy::kQ4_0>::strip;
+    table.weights[static_cast<int>(TensorType::Q8_0)].strip = &RowsStrip<Isa, Legacy::kQ8_0>::strip;
+  }
   set_strip<Isa, BlockDec<Isa, Legacy::kQ5_0>>(table, TensorType::Q5_0, isa);
   set_strip<Isa, BlockDec<Isa, Legacy::kQ4_1>>(table, TensorType::Q4_1, isa);
   set_strip<Isa, BlockDec<Isa, Legacy::kQ5_1>>(table, TensorType::Q5_1, isa);
