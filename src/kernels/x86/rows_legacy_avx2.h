@@ -31,7 +31,7 @@
 // per row (a gather costs more than the rest of the block on these cores).
 //
 // Included only from the x86 kernel files (through strip_legacy.h); used
-// where the policy says so (Isa::kRowsLegacy: the AVX2 table).
+// where the policy says so (Isa::kRowKernels: the AVX2 table).
 #pragma once
 
 #include <immintrin.h>

@@ -23,9 +23,9 @@ namespace {
 struct Avx2 {
   static constexpr int kRows = 8;
   static constexpr bool kVnni = false;
-  // Q4_0 / Q8_0 decode without transposition (rows_legacy_avx2.h):
+  // Q4_0 / Q8_0 / Q6_K decode without transposition (rows_*_avx2.h):
   // measured faster on AVX2-only cores; AvxVnni keeps the vpdpbusd strips.
-  static constexpr bool kRowsLegacy = true;
+  static constexpr bool kRowKernels = true;
   using VI = __m256i;
   using VF = __m256;
 

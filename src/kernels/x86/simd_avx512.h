@@ -18,7 +18,7 @@ namespace {
 struct Avx512 {
   static constexpr int kRows = 16;  // rows per vector (one 32-bit lane each)
   static constexpr bool kVnni = true;
-  static constexpr bool kRowsLegacy = false;  // rows_legacy_avx2.h is an AVX2 kernel
+  static constexpr bool kRowKernels = false;  // rows_*_avx2.h are AVX2 kernels
   using VI = __m512i;
   using VF = __m512;
 

@@ -11,7 +11,7 @@ namespace {
 
 struct AvxVnni : Avx2 {
   static constexpr bool kVnni = true;
-  static constexpr bool kRowsLegacy = false;  // not measured on an AVX-VNNI core
+  static constexpr bool kRowKernels = false;  // not measured on an AVX-VNNI core
   static VI dot4(VI acc, VI w, const void* x) { return _mm256_dpbusd_avx_epi32(acc, w, bcst32(x)); }
   static VI dot2x16(VI acc, VI a, const void* p) { return _mm256_dpwssd_avx_epi32(acc, a, bcst32(p)); }
 };

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/x86/rows_q6_k_avx2.h"
 #include "kernels/x86/strip_runner.h"
 #include "kernels/x86/x86_kernels.h"
 
@@ -464,6 +465,16 @@ struct DecQ3_K : KDec<Isa, FmtQ3_K> {
   static void aux(int64_t n, const uint8_t* q, uint8_t* out) { corr16_aux<4>(n, q, out); }
 };
 
+// Q6_K where the policy asks for it (Isa::kRowKernels: the AVX2 table):
+// one-token decode of whole strips by rows_q6_k_avx2.h, the rest by the
+// strip runner.
+template <class Isa>
+struct Q6KStrip {
+  static void strip(const StripArgs& a) {
+    if (!Q6KRows::strip(a)) StripRunner<Isa, DecQ6_K<Isa>>::strip(a);
+  }
+};
+
 template <class Isa>
 void fill_kquants(KernelTable& table, const char* isa) {
   set_strip<Isa, DecQ2_K<Isa>>(table, TensorType::Q2_K, isa);
@@ -471,6 +482,7 @@ void fill_kquants(KernelTable& table, const char* isa) {
   set_strip<Isa, DecQ4_K<Isa>>(table, TensorType::Q4_K, isa);
   set_strip<Isa, DecQ5_K<Isa>>(table, TensorType::Q5_K, isa);
   set_strip<Isa, DecQ6_K<Isa>>(table, TensorType::Q6_K, isa);
+  if constexpr (Isa::kRowKernels) table.weights[static_cast<int>(TensorType::Q6_K)].strip = &Q6KStrip<Isa>::strip;
 }
 
 }  // namespace

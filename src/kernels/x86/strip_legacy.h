@@ -458,7 +458,7 @@ struct StreamDec {
   }
 };
 
-// Q4_0 and Q8_0 where the policy asks for it (Isa::kRowsLegacy: the AVX2
+// Q4_0 and Q8_0 where the policy asks for it (Isa::kRowKernels: the AVX2
 // table): decode batches by rows_legacy_avx2.h, the rest (prefill's panels,
 // the dot) by the strip runner's decoders.
 template <class Isa, Legacy F>
@@ -476,7 +476,7 @@ template <class Isa>
 void fill_legacy(KernelTable& table, const char* isa) {
   set_split_strip<Isa, StreamDec<Isa, Legacy::kQ4_0>, BlockDec<Isa, Legacy::kQ4_0>>(table, TensorType::Q4_0, isa);
   set_split_strip<Isa, StreamDec<Isa, Legacy::kQ8_0>, BlockDec<Isa, Legacy::kQ8_0>>(table, TensorType::Q8_0, isa);
-  if constexpr (Isa::kRowsLegacy) {
+  if constexpr (Isa::kRowKernels) {
     table.weights[static_cast<int>(TensorType::Q4_0)].strip = &RowsStrip<Isa, Legacy::kQ4_0>::strip;
     table.weights[static_cast<int>(TensorType::Q8_0)].strip = &RowsStrip<Isa, Legacy::kQ8_0>::strip;
   }

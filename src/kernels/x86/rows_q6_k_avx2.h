@@ -1,0 +1,161 @@
+// Q6_K decode (one token) for the AVX2 table: rows side by side, a row's
+// quants in the lanes of its own vectors - no transposition (see
+// rows_legacy_avx2.h for why; Q6_K is the tied output matrix of Qwen3 /
+// Qwen3.5 Q4_0 files, a third or more of a token's bytes).
+//
+// Per row and super-block: ql (128 bytes) and qh (64) in six 32-byte loads;
+// 32 consecutive elements 128h + 32m + l (l = 0..31) are one vector,
+// (4 low bits from ql, 2 high bits from qh) = 3-4 AND / shift / OR, and
+// meet the activations as they lie in vpmaddubsw (pairs at most 2 * 63 *
+// 128 < 2^15). Its low 128-bit half holds sub-block 8h + 2m, its high half
+// the next one, so one vpmaddwd against those two scales (int16, broadcast
+// per half by vpshufb) gives scaled int32 pair sums. The quants' offset 32
+// enters as -32 * sum over the sub-blocks of scale * bsums (the Q8_K
+// activation's sums of 16, one vpmaddwd). The 8 rows' vectors are reduced
+// by six vphaddd and two lane permutes into lane r = row r.
+//
+// That is the integer I1 of strip_kquants.h exactly (integers, no
+// overflow: |I1| < 256 * 63 * 128 * 128 + 32 * 16 * 2048 * 128 < 2^31), and
+// the float update is that file's acc = fma(d_w * d_x, float(I1), acc) per
+// super-block: the same bits as the strip runner's Q6_K strips.
+//
+// Included only from the x86 kernel files (through strip_kquants.h); used
+// where the policy says so (Isa::kRowKernels: the AVX2 table).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/dispatch.h"
+#include "kernels/x86/static_for.h"
+
+namespace kazeia::kernels::x86 {
+namespace {
+
+struct Q6KRows {
+  static constexpr int kRows = 8;
+  static constexpr int kBytes = 210;  // BlockQ6_K
+  static constexpr int kXBytes = 292;  // BlockQ8_K: d (float), qs[256], bsums[16]
+  // Whole lines of a row in a super-block: a super-block other than the
+  // last holds kLines or kLines + 1 line starts.
+  static constexpr int kLines = kBytes / 64;
+
+  // Row r's 8 partial sums of I1 (their total is I1) for super-block w / x.
+  [[gnu::always_inline]] static __m256i row_sums(const uint8_t* w, const uint8_t* x) {
+    // Scales as int16: [s0..s7 | s8..s15]; per half h both 128-bit halves
+    // hold s8h..s8h+7, and vpshufb picks one per half.
+    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 192)));
+    const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 260));
+    // -32 * sum of scale * bsums, as 8 partial sums.
+    __m256i acc = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(s16, bsums), 5));
+    const __m256i m4 = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
+    static_for<2>([&](auto h) __attribute__((always_inline)) {
+      const __m256i sh = _mm256_permute4x64_epi64(s16, h == 0 ? 0x44 : 0xEE);
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 64 * h));
+      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 64 * h + 32));
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 128 + 32 * h));
+      static_for<4>([&](auto m) __attribute__((always_inline)) {
+        const __m256i src = m % 2 == 0 ? a : b;
+        const __m256i lo = m < 2 ? _mm256_and_si256(src, m4) : _mm256_and_si256(_mm256_srli_epi16(src, 4), m4);
+        const __m256i hi = m == 0 ? _mm256_slli_epi16(qh, 4)
+                         : m == 1 ? _mm256_slli_epi16(qh, 2)
+                         : m == 2 ? qh
+                                  : _mm256_srli_epi16(qh, 2);
+        const __m256i q = _mm256_or_si256(lo, _mm256_and_si256(hi, top));
+        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 4 + 128 * h + 32 * m));
+        // Scales 2m (low half) and 2m + 1 (high half) of this half's 8.
+        const __m256i ctrl = _mm256_setr_epi8(4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1,
+                                              4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1,
+                                              4 * m + 2, 4 * m + 3, 4 * m + 2, 4 * m + 3, 4 * m + 2, 4 * m + 3, 4 * m + 2,
+                                              4 * m + 3, 4 * m + 2, 4 * m + 3, 4 * m + 2, 4 * m + 3, 4 * m + 2, 4 * m + 3,
+                                              4 * m + 2, 4 * m + 3);
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(q, xv), _mm256_shuffle_epi8(sh, ctrl)));
+      });
+    });
+    return acc;
+  }
+
+  [[gnu::noinline]] static void run(const StripArgs& a) {
+    const uint8_t* r0 = a.w;
+    const uint8_t* r4 = a.w + 4 * a.w_stride;
+    const size_t stride = a.w_stride;
+    auto row = [&](int r) __attribute__((always_inline)) { return r < 4 ? r0 + r * stride : r4 + (r - 4) * stride; };
+    const int64_t nsb = a.n_in / 256;
+    const size_t next_lines = a.prefetch_lines_per(nsb);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t sb = 0; sb < nsb; ++sb) {
+      const size_t off = kBytes * static_cast<size_t>(sb);
+      const uint8_t* x = a.x.q + kXBytes * static_cast<size_t>(sb);
+      if (next_lines != 0) {
+        const uint8_t* p = a.prefetch + static_cast<size_t>(sb) * next_lines * 64;
+        for (size_t i = 0; i < next_lines; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + 64 * i), _MM_HINT_T1);
+      }
+      // Lane streams: line j of a row is asked for in the super-block
+      // holding its byte 64 j (the last rounds its end up), as the strip
+      // runner's LaneSink does: lines j0 .. j0 + kLines - 1 and j0 + n - 1
+      // (n = kLines or kLines + 1) of row r after its sums - no loop.
+      const bool last = sb + 1 == nsb;
+      const size_t j0 = off / 64;
+      const size_t j1 = (off + kBytes + (last ? 63 : 0)) / 64;
+      const size_t first = a.lane_prefetch + 64 * j0;
+      const size_t final_line = first + 64 * (j1 - j0 - 1);
+      const bool pf = a.lane_prefetch != 0 && !last;
+      auto sums = [&](auto r) __attribute__((always_inline)) {
+        const __m256i v = row_sums(row(r) + off, x);
+        if (pf) {
+          static_for<kLines>([&](auto j) __attribute__((always_inline)) {
+            _mm_prefetch(reinterpret_cast<const char*>(row(r) + first + 64 * j), _MM_HINT_T1);
+          });
+          _mm_prefetch(reinterpret_cast<const char*>(row(r) + final_line), _MM_HINT_T1);
+        }
+        return v;
+      };
+      // Reduced as the rows come (few live vectors): per 128-bit half, lane
+      // r (mod 4) of h0 = row r's partial sum, of h1 = row 4 + r's; the
+      // halves' partials then add up.
+      auto pair = [&](auto r) __attribute__((always_inline)) {
+        const __m256i lo = sums(r);
+        const __m256i hi = sums(std::integral_constant<int, r + 1>{});
+        return _mm256_hadd_epi32(lo, hi);
+      };
+      const __m256i t01 = pair(std::integral_constant<int, 0>{});
+      const __m256i h0 = _mm256_hadd_epi32(t01, pair(std::integral_constant<int, 2>{}));
+      const __m256i t45 = pair(std::integral_constant<int, 4>{});
+      const __m256i h1 = _mm256_hadd_epi32(t45, pair(std::integral_constant<int, 6>{}));
+      if (a.lane_prefetch != 0 && last) {
+        for (int r = 0; r < kRows; ++r) {
+          for (size_t j = j0; j < j1; ++j) _mm_prefetch(reinterpret_cast<const char*>(row(r) + a.lane_prefetch + 64 * j), _MM_HINT_T1);
+        }
+      }
+      const __m256i isum = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
+      __m128i dh = _mm_cvtsi32_si128(load16(row(0) + off + 208));
+      static_for<7>([&](auto r) __attribute__((always_inline)) {
+        dh = _mm_insert_epi16(dh, load16(row(r + 1) + off + 208), r + 1);
+      });
+      float dx;
+      std::memcpy(&dx, x, 4);
+      acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtph_ps(dh), _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), acc);
+    }
+    _mm256_storeu_ps(a.y, acc);
+  }
+
+  static uint16_t load16(const uint8_t* p) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+  }
+
+  // One token on a whole strip; false: not handled here.
+  static bool strip(const StripArgs& a) {
+    if (a.n_rows != kRows || a.x.n_tokens != 1) return false;
+    run(a);
+    return true;
+  }
+};
+
+}  // namespace
+}  // namespace kazeia::kernels::x86
