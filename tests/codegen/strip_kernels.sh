@@ -16,6 +16,9 @@
 #     few-row GemmF32 tiles (tile<1, ..>, tile<2, ..>: decode's attention and
 #     delta-rule products) prefetch B (prefetcht0), and the attention's KV
 #     tile prefetches (prefetcht1 in attention.cpp.o, of MODELS_LIB).
+#  5. The AVX2 row kernels' decode (rows_legacy_avx2.h, rows_q6_k_avx2.h:
+#     LegacyRows<..>::run, Q6KRows::run) issue their lane prefetches inline:
+#     each must hold prefetcht1.
 set -euo pipefail
 LIB="$1"  # libkz_kernels.a
 MODELS_LIB="${2:-}"  # libkz_models.a
@@ -57,7 +60,13 @@ for obj in kernels_avx512.cpp.o kernels_avx2.cpp.o kernels_avxvnni.cpp.o; do
     echo "FAIL: $obj: $(cut -d' ' -f2 lanes.txt) of $(cut -d' ' -f1 lanes.txt) lane-stream strip passes prefetch"; exit 1; }
   every_holds 'GemmF32<.*>::tile<[12], ' prefetcht0 tiles.txt || {
     echo "FAIL: $obj: $(cut -d' ' -f2 tiles.txt) of $(cut -d' ' -f1 tiles.txt) few-row GemmF32 tiles prefetch B"; exit 1; }
-  echo "$obj: $n prefetcht1, $(tail -1 calls.txt), $(cut -d' ' -f1 lanes.txt) lane-stream passes with prefetcht1, $(cut -d' ' -f1 tiles.txt) few-row GemmF32 tiles with prefetcht0"
+  rows=""
+  if [ "$obj" = kernels_avx2.cpp.o ]; then
+    every_holds '(LegacyRows<.*>::run<|Q6KRows::run)' prefetcht1 rows.txt || {
+      echo "FAIL: $obj: $(cut -d' ' -f2 rows.txt) of $(cut -d' ' -f1 rows.txt) row kernels prefetch"; exit 1; }
+    rows=", $(cut -d' ' -f1 rows.txt) row kernels with prefetcht1"
+  fi
+  echo "$obj: $n prefetcht1, $(tail -1 calls.txt), $(cut -d' ' -f1 lanes.txt) lane-stream passes with prefetcht1, $(cut -d' ' -f1 tiles.txt) few-row GemmF32 tiles with prefetcht0$rows"
 done
 [ "$found" = 1 ] || { echo "*** SKIPPING: no x86 kernel objects in $LIB ***"; exit 0; }
 if [ -n "$MODELS_LIB" ]; then

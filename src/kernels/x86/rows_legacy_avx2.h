@@ -41,6 +41,7 @@
 #include <cstring>
 
 #include "kernels/dispatch.h"
+#include "kernels/x86/rows_common_avx2.h"
 #include "kernels/x86/static_for.h"
 
 namespace kazeia::kernels::x86 {
@@ -54,9 +55,6 @@ struct LegacyRows {
   static constexpr int kRows = 8;
   static constexpr int kUnit = 8;  // blocks per prefetch round (one StreamAux group)
   static constexpr int kBlockBytes = kQ8 ? 34 : 18;
-  // Whole lines of a row in a unit: 2 (Q4_0) or 4 (Q8_0); a unit other
-  // than the last holds kLines or kLines + 1 line starts.
-  static constexpr int kLines = kUnit * kBlockBytes / 64;
 
   // Byte offset of block b's LegacyAux in an aux row.
   static size_t aux_offset(int64_t b) {
@@ -67,24 +65,13 @@ struct LegacyRows {
     }
   }
 
-  static uint16_t load16(const uint8_t* p) {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return v;
-  }
-
-  // Row r at r0 + r * stride for r < 4, at r4 + (r - 4) * stride above: the
-  // compiler addresses all 8 rows from two bases and the multiples of the
-  // stride (eight pointers of their own crowd out the kernel's registers).
   template <int C>
   struct State {
-    const uint8_t* r0;
-    const uint8_t* r4;
-    size_t stride;
+    Rows8 rows;
     const uint8_t* xq[C];
     const uint8_t* aux[C];
     __m256 acc[C];
-    const uint8_t* row(int r) const { return r < 4 ? r0 + r * stride : r4 + (r - 4) * stride; }
+    const uint8_t* row(int r) const { return rows.row(r); }
   };
 
   // One block of the 8 rows for C tokens; its LegacyAux at aux_off.
@@ -97,20 +84,10 @@ struct LegacyRows {
     }
   }
 
-  // d_w of the 8 rows' block at `off`.
-  template <int C>
-  [[gnu::always_inline]] static __m256 row_scales(const State<C>& s, size_t off) {
-    __m128i dh = _mm_cvtsi32_si128(load16(s.row(0) + off));
-    static_for<7>([&](auto r) __attribute__((always_inline)) {
-      dh = _mm_insert_epi16(dh, load16(s.row(r + 1) + off), r + 1);
-    });
-    return _mm256_cvtph_ps(dh);
-  }
-
   template <int C>
   [[gnu::always_inline]] static void block_q8(State<C>& s, int64_t b, size_t aux_off) {
     const size_t off = kBlockBytes * static_cast<size_t>(b);
-    const __m256 dw = row_scales(s, off);
+    const __m256 dw = s.rows.halves(off);
     static_for<C>([&](auto c) __attribute__((always_inline)) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.xq[c] + 34 * b + 2));
       __m256i p[kRows];
@@ -119,12 +96,7 @@ struct LegacyRows {
         p[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(q), _mm256_sign_epi8(x, q)),
                                  _mm256_set1_epi16(1));
       });
-      // Per 128-bit half: lane r (mod 4) of h0 = row r's partial sum, of
-      // h1 = row 4 + r's; the halves' partials then add up.
-      const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
-      const __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
-      const __m256i isum = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20),
-                                            _mm256_permute2x128_si256(h0, h1, 0x31));
+      const __m256i isum = join_halves(hadd4(p[0], p[1], p[2], p[3]), hadd4(p[4], p[5], p[6], p[7]));
       float dx;
       std::memcpy(&dx, s.aux[c] + aux_off, 4);
       s.acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), s.acc[c]);
@@ -143,7 +115,7 @@ struct LegacyRows {
       lo[j] = _mm256_and_si256(q, m4);
       hi[j] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
     });
-    const __m256 dw = row_scales(s, off);
+    const __m256 dw = s.rows.halves(off);
     static_for<C>([&](auto c) __attribute__((always_inline)) {
       const uint8_t* x = s.xq[c] + 34 * b + 2;
       const __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));
@@ -165,21 +137,9 @@ struct LegacyRows {
     });
   }
 
-  // The lines j0 .. j1 - 1 of every row (lane streams; first = the lane's
-  // distance ahead + 64 j0), as a loop: a strip's last, partial unit.
-  template <int C>
-  static void lane_prefetch_all(const State<C>& s, size_t first, size_t lines) {
-    for (int r = 0; r < kRows; ++r) {
-      for (size_t j = 0; j < lines; ++j) _mm_prefetch(reinterpret_cast<const char*>(s.row(r) + first + 64 * j), _MM_HINT_T1);
-    }
-  }
-
   template <int C>
   [[gnu::noinline]] static void run(const StripArgs& a) {
-    State<C> s;
-    s.r0 = a.w;
-    s.r4 = a.w + 4 * a.w_stride;
-    s.stride = a.w_stride;
+    State<C> s{Rows8(a), {}, {}, {}};
     for (int c = 0; c < C; ++c) {
       s.xq[c] = a.x.q + static_cast<size_t>(c) * a.x.q_stride;
       s.aux[c] = a.x.aux + static_cast<size_t>(c) * a.x.aux_stride;
@@ -191,39 +151,21 @@ struct LegacyRows {
     for (int64_t u = 0; u < units; ++u) {
       const int64_t b0 = u * kUnit;
       const int64_t n = nb - b0 < kUnit ? nb - b0 : kUnit;
-      if (next_lines != 0) {
-        const uint8_t* p = a.prefetch + static_cast<size_t>(u) * next_lines * 64;
-        for (size_t i = 0; i < next_lines; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + 64 * i), _MM_HINT_T1);
-      }
-      // Lane streams: line j of a row is asked for in the unit holding its
-      // byte 64 j (the last unit rounds its end up): each line once, as the
-      // strip runner's LaneSink does. A whole unit other than the last asks
-      // for lines j0 .. j0 + kLines - 1 and j0 + n - 1 (n = kLines or
-      // kLines + 1: at worst one twice) of row k after its block k - no
-      // loop, no branch.
-      const bool last = u + 1 == units;
-      const size_t j0 = static_cast<size_t>(b0) * kBlockBytes / 64;
-      const size_t j1 = (static_cast<size_t>(b0 + n) * kBlockBytes + (last ? 63 : 0)) / 64;
-      const size_t first = a.lane_prefetch + 64 * j0;
-      if (n == kUnit && !last && a.lane_prefetch != 0) {
-        const size_t third = first + 64 * (j1 - j0 - 1);
-        const size_t aux0 = aux_offset(b0);  // a unit's blocks are in one group
+      const UnitPrefetch<kUnit * kBlockBytes> pf(a, u, units, next_lines, static_cast<size_t>(nb) * kBlockBytes);
+      const size_t aux0 = aux_offset(b0);  // a unit's blocks are in one group
+      if (n == kUnit && pf.spread) {
+        // Two copies of the unit, with and without prefetches: a test per
+        // block kept GCC from scheduling across blocks (Q8_0 1.3x slower).
         static_for<kUnit>([&](auto k) __attribute__((always_inline)) {
           block<C>(s, b0 + k, aux0 + 8 * k);
-          const uint8_t* row = s.row(k);
-          static_for<kLines>([&](auto j) __attribute__((always_inline)) {
-            _mm_prefetch(reinterpret_cast<const char*>(row + first + 64 * j), _MM_HINT_T1);
-          });
-          _mm_prefetch(reinterpret_cast<const char*>(row + third), _MM_HINT_T1);
+          pf.row(s.row(k));  // row k's lines after block k
         });
       } else if (n == kUnit) {
-        const size_t aux0 = aux_offset(b0);
         static_for<kUnit>([&](auto k) __attribute__((always_inline)) { block<C>(s, b0 + k, aux0 + 8 * k); });
-        if (a.lane_prefetch != 0) lane_prefetch_all(s, first, j1 - j0);
       } else {
         for (int64_t b = b0; b < b0 + n; ++b) block<C>(s, b, aux_offset(b));
-        if (a.lane_prefetch != 0) lane_prefetch_all(s, first, j1 - j0);
       }
+      if (pf.lines != 0 && !pf.spread) pf.all(s.rows);
     }
     for (int c = 0; c < C; ++c) {
       float* y = a.y + static_cast<size_t>(c) * a.ldy;

@@ -31,6 +31,7 @@
 #include <type_traits>
 
 #include "kernels/dispatch.h"
+#include "kernels/x86/rows_common_avx2.h"
 #include "kernels/x86/static_for.h"
 
 namespace kazeia::kernels::x86 {
@@ -40,9 +41,6 @@ struct Q6KRows {
   static constexpr int kRows = 8;
   static constexpr int kBytes = 210;  // BlockQ6_K
   static constexpr int kXBytes = 292;  // BlockQ8_K: d (float), qs[256], bsums[16]
-  // Whole lines of a row in a super-block: a super-block other than the
-  // last holds kLines or kLines + 1 line starts.
-  static constexpr int kLines = kBytes / 64;
 
   // Row r's 8 partial sums of I1 (their total is I1) for super-block w / x.
   [[gnu::always_inline]] static __m256i row_sums(const uint8_t* w, const uint8_t* x) {
@@ -80,73 +78,37 @@ struct Q6KRows {
   }
 
   [[gnu::noinline]] static void run(const StripArgs& a) {
-    const uint8_t* r0 = a.w;
-    const uint8_t* r4 = a.w + 4 * a.w_stride;
-    const size_t stride = a.w_stride;
-    auto row = [&](int r) __attribute__((always_inline)) { return r < 4 ? r0 + r * stride : r4 + (r - 4) * stride; };
+    const Rows8 rows(a);
     const int64_t nsb = a.n_in / 256;
     const size_t next_lines = a.prefetch_lines_per(nsb);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < nsb; ++sb) {
       const size_t off = kBytes * static_cast<size_t>(sb);
       const uint8_t* x = a.x.q + kXBytes * static_cast<size_t>(sb);
-      if (next_lines != 0) {
-        const uint8_t* p = a.prefetch + static_cast<size_t>(sb) * next_lines * 64;
-        for (size_t i = 0; i < next_lines; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + 64 * i), _MM_HINT_T1);
-      }
-      // Lane streams: line j of a row is asked for in the super-block
-      // holding its byte 64 j (the last rounds its end up), as the strip
-      // runner's LaneSink does: lines j0 .. j0 + kLines - 1 and j0 + n - 1
-      // (n = kLines or kLines + 1) of row r after its sums - no loop.
-      const bool last = sb + 1 == nsb;
-      const size_t j0 = off / 64;
-      const size_t j1 = (off + kBytes + (last ? 63 : 0)) / 64;
-      const size_t first = a.lane_prefetch + 64 * j0;
-      const size_t final_line = first + 64 * (j1 - j0 - 1);
-      const bool pf = a.lane_prefetch != 0 && !last;
+      const UnitPrefetch<kBytes> pf(a, sb, nsb, next_lines, static_cast<size_t>(nsb) * kBytes);
+      // Row r's sums, then its lines; reduced four rows at a time (few
+      // live vectors).
       auto sums = [&](auto r) __attribute__((always_inline)) {
-        const __m256i v = row_sums(row(r) + off, x);
-        if (pf) {
-          static_for<kLines>([&](auto j) __attribute__((always_inline)) {
-            _mm_prefetch(reinterpret_cast<const char*>(row(r) + first + 64 * j), _MM_HINT_T1);
-          });
-          _mm_prefetch(reinterpret_cast<const char*>(row(r) + final_line), _MM_HINT_T1);
-        }
+        const __m256i v = row_sums(rows.row(r) + off, x);
+        if (pf.spread) pf.row(rows.row(r));
         return v;
       };
-      // Reduced as the rows come (few live vectors): per 128-bit half, lane
-      // r (mod 4) of h0 = row r's partial sum, of h1 = row 4 + r's; the
-      // halves' partials then add up.
-      auto pair = [&](auto r) __attribute__((always_inline)) {
-        const __m256i lo = sums(r);
-        const __m256i hi = sums(std::integral_constant<int, r + 1>{});
-        return _mm256_hadd_epi32(lo, hi);
+      auto rows4 = [&](auto r) __attribute__((always_inline)) {
+        const __m256i s0 = sums(r);
+        const __m256i s1 = sums(std::integral_constant<int, r + 1>{});
+        const __m256i s2 = sums(std::integral_constant<int, r + 2>{});
+        const __m256i s3 = sums(std::integral_constant<int, r + 3>{});
+        return hadd4(s0, s1, s2, s3);
       };
-      const __m256i t01 = pair(std::integral_constant<int, 0>{});
-      const __m256i h0 = _mm256_hadd_epi32(t01, pair(std::integral_constant<int, 2>{}));
-      const __m256i t45 = pair(std::integral_constant<int, 4>{});
-      const __m256i h1 = _mm256_hadd_epi32(t45, pair(std::integral_constant<int, 6>{}));
-      if (a.lane_prefetch != 0 && last) {
-        for (int r = 0; r < kRows; ++r) {
-          for (size_t j = j0; j < j1; ++j) _mm_prefetch(reinterpret_cast<const char*>(row(r) + a.lane_prefetch + 64 * j), _MM_HINT_T1);
-        }
-      }
-      const __m256i isum = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
-      __m128i dh = _mm_cvtsi32_si128(load16(row(0) + off + 208));
-      static_for<7>([&](auto r) __attribute__((always_inline)) {
-        dh = _mm_insert_epi16(dh, load16(row(r + 1) + off + 208), r + 1);
-      });
+      const __m256i h0 = rows4(std::integral_constant<int, 0>{});
+      const __m256i h1 = rows4(std::integral_constant<int, 4>{});
+      if (pf.lines != 0 && !pf.spread) pf.all(rows);
+      const __m256i isum = join_halves(h0, h1);
       float dx;
       std::memcpy(&dx, x, 4);
-      acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtph_ps(dh), _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), acc);
+      acc = _mm256_fmadd_ps(_mm256_mul_ps(rows.halves(off + 208), _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), acc);
     }
     _mm256_storeu_ps(a.y, acc);
-  }
-
-  static uint16_t load16(const uint8_t* p) {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return v;
   }
 
   // One token on a whole strip; false: not handled here.

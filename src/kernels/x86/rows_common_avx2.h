@@ -1,0 +1,107 @@
+// What the AVX2 row kernels (rows_legacy_avx2.h, rows_q6_k_avx2.h) share:
+// the 8 rows of a strip, their fp16 scales, the reduction of per-row int32
+// vectors into lane r = row r, and the prefetches of a unit of work.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/dispatch.h"
+#include "kernels/x86/static_for.h"
+
+namespace kazeia::kernels::x86 {
+namespace {
+
+// Row r at r0 + r * stride for r < 4, at r4 + (r - 4) * stride above: the
+// compiler addresses all 8 rows from two bases and the multiples of the
+// stride (eight pointers of their own crowd out the kernels' registers).
+// Whole strips only (StripArgs::n_rows == 8).
+struct Rows8 {
+  static constexpr int kRows = 8;
+  const uint8_t* r0;
+  const uint8_t* r4;
+  size_t stride;
+  explicit Rows8(const StripArgs& a) : r0(a.w), r4(a.w + 4 * a.w_stride), stride(a.w_stride) {}
+  const uint8_t* row(int r) const { return r < 4 ? r0 + r * stride : r4 + (r - 4) * stride; }
+
+  // The fp16 at byte `off` of every row, as floats (one 16-bit insert per
+  // row: a gather costs more than the rest of a Q4_0 block on these cores).
+  [[gnu::always_inline]] __m256 halves(size_t off) const {
+    __m128i h = _mm_cvtsi32_si128(load16(row(0) + off));
+    static_for<kRows - 1>([&](auto r) __attribute__((always_inline)) {
+      h = _mm_insert_epi16(h, load16(row(r + 1) + off), r + 1);
+    });
+    return _mm256_cvtph_ps(h);
+  }
+
+  static uint16_t load16(const uint8_t* p) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+  }
+};
+
+// Rows r .. r + 3's int32 vectors of partial sums -> per 128-bit half, lane
+// i (mod 4) = row r + i's partial sum of that half.
+[[gnu::always_inline]] inline __m256i hadd4(__m256i a, __m256i b, __m256i c, __m256i d) {
+  return _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+}
+// hadd4 of rows 0..3 and of rows 4..7 -> lane r = row r's total.
+[[gnu::always_inline]] inline __m256i join_halves(__m256i h0, __m256i h1) {
+  return _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
+}
+
+// The prefetches of one unit of a strip's work: unit u of `units`, each
+// kUnitBytes of every row (the last up to row_bytes).
+//  - next: what the caller reads next (StripArgs::prefetch, strip walks),
+//    next_lines lines a unit.
+//  - lane streams (StripArgs::lane_prefetch): line j of a row is asked for
+//    in the unit holding its byte 64 j (the last unit rounds its end up):
+//    each line once, as the strip runner's LaneSink does. A unit other than
+//    the last holds kLines or kLines + 1 line starts (kLines = unit_bytes /
+//    64); row(r) asks for lines j0 .. j0 + kLines - 1 and j0 + n - 1 (at
+//    worst one twice): no loop, no branch, so a kernel spreads them over
+//    its unit, a row at a time. The last unit asks for its lines in a loop.
+template <size_t kUnitBytes>
+struct UnitPrefetch {
+  static constexpr int kLines = static_cast<int>(kUnitBytes / 64);
+  size_t first = 0;  // lane_prefetch + 64 j0
+  size_t final_line = 0;  // lane_prefetch + 64 (j1 - 1)
+  size_t lines = 0;  // j1 - j0
+  bool spread = false;  // lane streams, not the last unit
+
+  UnitPrefetch(const StripArgs& a, int64_t u, int64_t units, size_t next_lines, size_t row_bytes) {
+    if (next_lines != 0) {
+      const uint8_t* p = a.prefetch + static_cast<size_t>(u) * next_lines * 64;
+      for (size_t i = 0; i < next_lines; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + 64 * i), _MM_HINT_T1);
+    }
+    if (a.lane_prefetch == 0) return;
+    const bool last = u + 1 == units;
+    const size_t begin = static_cast<size_t>(u) * kUnitBytes;
+    const size_t end = last ? row_bytes + 63 : begin + kUnitBytes;
+    const size_t j0 = begin / 64, j1 = end / 64;
+    first = a.lane_prefetch + 64 * j0;
+    final_line = a.lane_prefetch + 64 * (j1 - 1);
+    lines = j1 - j0;
+    spread = !last;
+  }
+  // Row r's lines (a unit other than the last).
+  [[gnu::always_inline]] void row(const uint8_t* p) const {
+    static_for<kLines>([&](auto j) __attribute__((always_inline)) {
+      _mm_prefetch(reinterpret_cast<const char*>(p + first + 64 * j), _MM_HINT_T1);
+    });
+    _mm_prefetch(reinterpret_cast<const char*>(p + final_line), _MM_HINT_T1);
+  }
+  // Every row's lines (the last unit).
+  void all(const Rows8& rows) const {
+    for (int r = 0; r < Rows8::kRows; ++r) {
+      for (size_t j = 0; j < lines; ++j) _mm_prefetch(reinterpret_cast<const char*>(rows.row(r) + first + 64 * j), _MM_HINT_T1);
+    }
+  }
+};
+
+}  // namespace
+}  // namespace kazeia::kernels::x86
