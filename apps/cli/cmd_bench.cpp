@@ -105,7 +105,7 @@ void setup_bench(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--ab", o->ab,
                   "Decode only, alternating token by token between the default kernel settings (A) and these (B): "
                   "NAME=VALUE pairs, comma-separated (KAZEIA_CPU_LEVEL, KAZEIA_DECODE_WALK, KAZEIA_LANE_PREFETCH, "
-                  "KAZEIA_TOKEN_TILES, KAZEIA_AMX)");
+                  "KAZEIA_TOKEN_TILES, KAZEIA_AMX, KAZEIA_ROW_KERNELS)");
   cmd->add_flag("--bandwidth", o->bandwidth, "Measure the memory read bandwidth (alone when no model is given)");
   cmd->add_option("--bandwidth-mib", o->bandwidth_mib,
                   "Size of the bandwidth probe's buffer, MiB (keep it well above the last-level cache)")

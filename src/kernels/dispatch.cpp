@@ -70,6 +70,13 @@ DecodeWalk default_decode_walk() {
   return env == nullptr || std::strcmp(env, "0") != 0;
 }
 
+// KAZEIA_ROW_KERNELS=0 keeps the AVX2 table's Q4_0 / Q8_0 / Q6_K decode on
+// the rows-in-lanes strips (for comparisons) instead of the row kernels.
+[[maybe_unused]] static bool row_kernels_wanted() {
+  const char* env = std::getenv("KAZEIA_ROW_KERNELS");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
 size_t default_decode_lane_prefetch() {
   if (const char* env = std::getenv("KAZEIA_LANE_PREFETCH"); env != nullptr && *env != '\0') {
     char* end = nullptr;
@@ -170,7 +177,7 @@ KernelTable build(Variant v) {
     case Variant::kAvx2:
       t.name = "avx2";
       t.level = CpuLevel::kAvx2;
-      x86::fill_avx2_kernels(t);
+      x86::fill_avx2_kernels(t, row_kernels_wanted());
       x86::fill_avx2_float_ops(t);
       if (token_tiles_wanted()) x86::fill_avx2_token_tiles(t);
       break;
@@ -296,7 +303,7 @@ const KernelTable* set_active_kernels_override(const KernelTable* table) {
 
 Result<const KernelTable*> kernel_table_with_settings(const std::string& settings) {
   static constexpr const char* kNames[] = {"KAZEIA_CPU_LEVEL", "KAZEIA_DECODE_WALK", "KAZEIA_LANE_PREFETCH",
-                                           "KAZEIA_TOKEN_TILES", "KAZEIA_AMX"};
+                                           "KAZEIA_TOKEN_TILES", "KAZEIA_AMX", "KAZEIA_ROW_KERNELS"};
   std::vector<std::pair<std::string, std::string>> pairs;
   for (size_t start = 0; start <= settings.size();) {
     size_t end = settings.find(',', start);

@@ -220,7 +220,8 @@ struct KernelTable {
 const KernelTable& active_kernels();
 
 // The kernel settings the environment chooses (KAZEIA_CPU_LEVEL,
-// KAZEIA_DECODE_WALK, KAZEIA_LANE_PREFETCH, KAZEIA_TOKEN_TILES, KAZEIA_AMX),
+// KAZEIA_DECODE_WALK, KAZEIA_LANE_PREFETCH, KAZEIA_TOKEN_TILES, KAZEIA_AMX,
+// KAZEIA_ROW_KERNELS),
 // as NAME=VALUE pairs separated by commas: a table built as the active one
 // would be if the process had started with those set (the rest of the
 // environment as it is). For comparing settings inside one process

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -545,6 +546,33 @@ TEST(Dispatch, TableWithSettingsAsTheEnvironmentWouldBuildIt) {
     auto r = kernel_table_with_settings(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_NE(r.status().to_string().find(bad), std::string::npos) << r.status().to_string();
+  }
+}
+
+// KAZEIA_ROW_KERNELS=0: the AVX2 table's Q4_0 / Q8_0 / Q6_K decode on the
+// strip runner instead of the row kernels - other code, the same bits.
+TEST(Dispatch, RowKernelsOffGiveTheSameBits) {
+  auto off = kernel_table_with_settings("KAZEIA_ROW_KERNELS=0");
+  ASSERT_TRUE(off.ok()) << off.status().to_string();
+  const KernelTable& on = active_kernels();
+  const bool avx2 = std::string(on.name) == "avx2";
+  if (!avx2) std::printf("*** active kernels %s: no row kernels to turn off, comparing equal tables ***\n", on.name);
+  for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q6_K}) {
+    SCOPED_TRACE(tensor_type_name(type));
+    if (avx2) {
+      EXPECT_NE((*off)->find(type)->strip, on.find(type)->strip);
+    }
+    // Several units; Q4_0 / Q8_0 also a partial one (800: 25 blocks, LegacyAux rows).
+    const std::vector<int64_t> lengths = type == TensorType::Q6_K ? std::vector<int64_t>{768} : std::vector<int64_t>{768, 800};
+    for (int64_t n_in : lengths)
+    for (int64_t n_tokens : {1, 2, 4}) {
+      const Weights w = make_weights(type, n_in, 37, 21, 5);
+      const auto x = random_activations(static_cast<size_t>(n_in * n_tokens), 22);
+      std::vector<float> a(static_cast<size_t>(37 * n_tokens)), b(a.size());
+      ASSERT_TRUE(matmul_with(on, w.view(type, n_in, 37), x.data(), n_tokens, a.data()).ok());
+      ASSERT_TRUE(matmul_with(**off, w.view(type, n_in, 37), x.data(), n_tokens, b.data()).ok());
+      EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << n_in << " x " << n_tokens << " tokens";
+    }
   }
 }
 

@@ -19,11 +19,13 @@
 namespace kazeia::kernels::x86 {
 namespace {
 
+// row_kernels: decode by the policy's row kernels where it has them
+// (Policy::kRowKernels; false: the strip runner's strips, for comparisons).
 template <class Policy>
-void fill_isa(KernelTable& table, const char* isa) {
-  fill_legacy<Policy>(table, isa);
+void fill_isa(KernelTable& table, const char* isa, bool row_kernels = true) {
+  fill_legacy<Policy>(table, isa, row_kernels);
   fill_float<Policy>(table, isa);
-  fill_kquants<Policy>(table, isa);
+  fill_kquants<Policy>(table, isa, row_kernels);
   fill_quantizers<Policy>(table);
   table.gemm_f32_acc = &GemmF32<Policy>::template gemm<true>;
   table.gemm_f32 = &GemmF32<Policy>::template gemm<false>;

@@ -3,5 +3,5 @@
 #include "kernels/x86/simd_avx2.h"
 
 namespace kazeia::kernels::x86 {
-void fill_avx2_kernels(KernelTable& table) { fill_isa<Avx2>(table, "avx2"); }
+void fill_avx2_kernels(KernelTable& table, bool row_kernels) { fill_isa<Avx2>(table, "avx2", row_kernels); }
 }  // namespace kazeia::kernels::x86

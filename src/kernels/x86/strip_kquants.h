@@ -476,13 +476,15 @@ struct Q6KStrip {
 };
 
 template <class Isa>
-void fill_kquants(KernelTable& table, const char* isa) {
+void fill_kquants(KernelTable& table, const char* isa, bool row_kernels) {
   set_strip<Isa, DecQ2_K<Isa>>(table, TensorType::Q2_K, isa);
   set_strip<Isa, DecQ3_K<Isa>>(table, TensorType::Q3_K, isa);
   set_strip<Isa, DecQ4_K<Isa>>(table, TensorType::Q4_K, isa);
   set_strip<Isa, DecQ5_K<Isa>>(table, TensorType::Q5_K, isa);
   set_strip<Isa, DecQ6_K<Isa>>(table, TensorType::Q6_K, isa);
-  if constexpr (Isa::kRowKernels) table.weights[static_cast<int>(TensorType::Q6_K)].strip = &Q6KStrip<Isa>::strip;
+  if constexpr (Isa::kRowKernels) {
+    if (row_kernels) table.weights[static_cast<int>(TensorType::Q6_K)].strip = &Q6KStrip<Isa>::strip;
+  }
 }
 
 }  // namespace

@@ -33,7 +33,9 @@
 
 namespace kazeia::kernels::x86 {
 
-void fill_avx2_kernels(KernelTable& table);     // kernels_avx2.cpp
+// kernels_avx2.cpp. row_kernels: Q4_0 / Q8_0 / Q6_K decode by the row
+// kernels (rows_*_avx2.h), else by the strip runner (KAZEIA_ROW_KERNELS=0).
+void fill_avx2_kernels(KernelTable& table, bool row_kernels);
 void fill_avxvnni_kernels(KernelTable& table);  // kernels_avxvnni.cpp (AVX2 + AVX-VNNI)
 void fill_avx512_kernels(KernelTable& table);   // kernels_avx512.cpp
 void fill_avx512_float_ops(KernelTable& table);  // float_ops_avx512.cpp
