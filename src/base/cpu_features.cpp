@@ -46,6 +46,8 @@ void detect_hw(CpuFeatures& f) {
   if (ebx == 0x756E6547u && edx == 0x49656E69u && ecx == 0x6C65746Eu) f.vendor = CpuVendor::kIntel;  // GenuineIntel
   if (ebx == 0x68747541u && edx == 0x69746E65u && ecx == 0x444D4163u) f.vendor = CpuVendor::kAmd;    // AuthenticAMD
   __cpuid_count(1, 0, a, b, c, d);
+  const unsigned base_family = (a >> 8) & 0xF;
+  f.family = base_family == 0xF ? base_family + ((a >> 20) & 0xFF) : base_family;
   f.sse42 = c & (1u << 20);
   bool osxsave = c & (1u << 27);
   uint64_t xcr0 = osxsave ? xgetbv0() : 0;

@@ -51,6 +51,10 @@ const char* cpu_vendor_name(CpuVendor vendor);
 
 struct CpuFeatures {
   CpuVendor vendor = CpuVendor::kOther;
+  // x86 family (CPUID leaf 1: base family, plus the extended family when
+  // the base is 0xF): AMD 0x17 = Zen 1 / Zen 2, 0x19 = Zen 3 / Zen 4,
+  // 0x1A = Zen 5. 0 elsewhere.
+  unsigned family = 0;
   // x86-64. YMM/ZMM/AMX flags are set only if the OS enabled the state too.
   bool sse42 = false;
   bool avx = false;

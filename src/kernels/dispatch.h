@@ -174,7 +174,8 @@ enum class DecodeWalk : uint8_t {
 };
 const char* decode_walk_name(DecodeWalk walk);
 // For this CPU: KAZEIA_DECODE_WALK=lanes|strips and KAZEIA_LANE_PREFETCH=
-// bytes where set, else lane streams, prefetched 1 KiB ahead on AMD and not
+// bytes where set, else lane streams, prefetched 1 KiB ahead on AMD Zen 3
+// and later (CPU family 0x19 and up) and not
 // at all elsewhere.
 DecodeWalk default_decode_walk();
 size_t default_decode_lane_prefetch();

@@ -502,7 +502,12 @@ TEST(Dispatch, DecodeWalkFollowsTheCpuAndTheEnvironment) {
     ScopedEnv walk("KAZEIA_DECODE_WALK", "diagonal");  // not a walk: ignored
     EXPECT_EQ(default_decode_walk(), DecodeWalk::kLaneStreams);
   }
-  const size_t by_cpu = cpu_features().vendor == CpuVendor::kAmd ? 1024 : 0;
+  // AMD from family 0x19 (Zen 3 / 4 / 5); Zen 2 and other CPUs: none.
+  const CpuFeatures& f = cpu_features();
+#if defined(__x86_64__)
+  EXPECT_GE(f.family, 6u);  // every x86-64 CPU: Intel 6 (or 0xF, 0x13), AMD 0xF and up
+#endif
+  const size_t by_cpu = f.vendor == CpuVendor::kAmd && f.family >= 0x19 ? 1024 : 0;
   {
     ScopedEnv ahead("KAZEIA_LANE_PREFETCH", nullptr);
     EXPECT_EQ(default_decode_lane_prefetch(), by_cpu);
