@@ -63,19 +63,18 @@ DecodeWalk default_decode_walk() {
   return DecodeWalk::kLaneStreams;
 }
 
-// KAZEIA_TOKEN_TILES=0 keeps prefill on the rows-in-lanes strips (for
-// comparisons): the AVX-512 and AVX2 token tiles are left out of the table.
-[[maybe_unused]] static bool token_tiles_wanted() {
-  const char* env = std::getenv("KAZEIA_TOKEN_TILES");
+// A kernel choice that is on unless the environment sets it to "0" (for
+// comparisons):
+//  - KAZEIA_TOKEN_TILES=0 keeps prefill on the rows-in-lanes strips: the
+//    AVX-512 and AVX2 token tiles are left out of the table;
+//  - KAZEIA_ROW_KERNELS=0 keeps the AVX2 table's Q4_0 / Q8_0 / Q6_K decode
+//    on the rows-in-lanes strips instead of the row kernels.
+[[maybe_unused]] static bool wanted(const char* name) {
+  const char* env = std::getenv(name);
   return env == nullptr || std::strcmp(env, "0") != 0;
 }
-
-// KAZEIA_ROW_KERNELS=0 keeps the AVX2 table's Q4_0 / Q8_0 / Q6_K decode on
-// the rows-in-lanes strips (for comparisons) instead of the row kernels.
-[[maybe_unused]] static bool row_kernels_wanted() {
-  const char* env = std::getenv("KAZEIA_ROW_KERNELS");
-  return env == nullptr || std::strcmp(env, "0") != 0;
-}
+[[maybe_unused]] static bool token_tiles_wanted() { return wanted("KAZEIA_TOKEN_TILES"); }
+[[maybe_unused]] static bool row_kernels_wanted() { return wanted("KAZEIA_ROW_KERNELS"); }
 
 size_t default_decode_lane_prefetch() {
   if (const char* env = std::getenv("KAZEIA_LANE_PREFETCH"); env != nullptr && *env != '\0') {

@@ -1,6 +1,7 @@
 // What the AVX2 row kernels (rows_legacy_avx2.h, rows_q6_k_avx2.h) share:
-// the 8 rows of a strip, their fp16 scales, the reduction of per-row int32
-// vectors into lane r = row r, and the prefetches of a unit of work.
+// the 8 rows of a strip, their fp16 scales and the prefetches of a unit of
+// work. Per-row int32 vectors become lane r = row r by stream_aux_avx2.h's
+// sum_lanes8.
 #pragma once
 
 #include <immintrin.h>
@@ -10,7 +11,9 @@
 #include <cstring>
 
 #include "kernels/dispatch.h"
+#include "kernels/kernels.h"
 #include "kernels/x86/static_for.h"
+#include "kernels/x86/stream_aux_avx2.h"
 
 namespace kazeia::kernels::x86 {
 namespace {
@@ -44,16 +47,6 @@ struct Rows8 {
   }
 };
 
-// Rows r .. r + 3's int32 vectors of partial sums -> per 128-bit half, lane
-// i (mod 4) = row r + i's partial sum of that half.
-[[gnu::always_inline]] inline __m256i hadd4(__m256i a, __m256i b, __m256i c, __m256i d) {
-  return _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
-}
-// hadd4 of rows 0..3 and of rows 4..7 -> lane r = row r's total.
-[[gnu::always_inline]] inline __m256i join_halves(__m256i h0, __m256i h1) {
-  return _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
-}
-
 // The prefetches of one unit of a strip's work: unit u of `units`, each
 // kUnitBytes of every row (the last up to row_bytes).
 //  - next: what the caller reads next (StripArgs::prefetch, strip walks),
@@ -74,10 +67,7 @@ struct UnitPrefetch {
   bool spread = false;  // lane streams, not the last unit
 
   UnitPrefetch(const StripArgs& a, int64_t u, int64_t units, size_t next_lines, size_t row_bytes) {
-    if (next_lines != 0) {
-      const uint8_t* p = a.prefetch + static_cast<size_t>(u) * next_lines * 64;
-      for (size_t i = 0; i < next_lines; ++i) _mm_prefetch(reinterpret_cast<const char*>(p + 64 * i), _MM_HINT_T1);
-    }
+    if (next_lines != 0) prefetch_to_l2(a.prefetch + static_cast<size_t>(u) * next_lines * 64, next_lines * 64);
     if (a.lane_prefetch == 0) return;
     const bool last = u + 1 == units;
     const size_t begin = static_cast<size_t>(u) * kUnitBytes;
@@ -97,9 +87,7 @@ struct UnitPrefetch {
   }
   // Every row's lines (the last unit).
   void all(const Rows8& rows) const {
-    for (int r = 0; r < Rows8::kRows; ++r) {
-      for (size_t j = 0; j < lines; ++j) _mm_prefetch(reinterpret_cast<const char*>(rows.row(r) + first + 64 * j), _MM_HINT_T1);
-    }
+    for (int r = 0; r < Rows8::kRows; ++r) prefetch_to_l2(rows.row(r) + first, 64 * lines);
   }
 };
 

@@ -52,7 +52,7 @@ namespace {
 // (its first 64 bytes the blocks' LegacyAux).
 template <bool kQ8, int kAuxGroup>
 struct LegacyRows {
-  static constexpr int kRows = 8;
+  static constexpr int kRows = Rows8::kRows;
   static constexpr int kUnit = 8;  // blocks per prefetch round (one StreamAux group)
   static constexpr int kBlockBytes = kQ8 ? 34 : 18;
 
@@ -71,7 +71,6 @@ struct LegacyRows {
     const uint8_t* xq[C];
     const uint8_t* aux[C];
     __m256 acc[C];
-    const uint8_t* row(int r) const { return rows.row(r); }
   };
 
   // One block of the 8 rows for C tokens; its LegacyAux at aux_off.
@@ -92,11 +91,11 @@ struct LegacyRows {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.xq[c] + 34 * b + 2));
       __m256i p[kRows];
       static_for<kRows>([&](auto r) __attribute__((always_inline)) {
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.row(r) + off + 2));
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.rows.row(r) + off + 2));
         p[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(q), _mm256_sign_epi8(x, q)),
                                  _mm256_set1_epi16(1));
       });
-      const __m256i isum = join_halves(hadd4(p[0], p[1], p[2], p[3]), hadd4(p[4], p[5], p[6], p[7]));
+      const __m256i isum = sum_lanes8(p);
       float dx;
       std::memcpy(&dx, s.aux[c] + aux_off, 4);
       s.acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), s.acc[c]);
@@ -109,8 +108,8 @@ struct LegacyRows {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256i lo[4], hi[4];
     static_for<4>([&](auto j) __attribute__((always_inline)) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.row(j) + off + 2));
-      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.row(j + 4) + off + 2));
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.rows.row(j) + off + 2));
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.rows.row(j + 4) + off + 2));
       const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(a), c, 1);
       lo[j] = _mm256_and_si256(q, m4);
       hi[j] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
@@ -158,7 +157,7 @@ struct LegacyRows {
         // block kept GCC from scheduling across blocks (Q8_0 1.3x slower).
         static_for<kUnit>([&](auto k) __attribute__((always_inline)) {
           block<C>(s, b0 + k, aux0 + 8 * k);
-          pf.row(s.row(k));  // row k's lines after block k
+          pf.row(s.rows.row(k));  // row k's lines after block k
         });
       } else if (n == kUnit) {
         static_for<kUnit>([&](auto k) __attribute__((always_inline)) { block<C>(s, b0 + k, aux0 + 8 * k); });

@@ -28,26 +28,29 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "kernels/dispatch.h"
 #include "kernels/x86/rows_common_avx2.h"
+#include "tensor/blocks.h"
 #include "kernels/x86/static_for.h"
 
 namespace kazeia::kernels::x86 {
 namespace {
 
 struct Q6KRows {
-  static constexpr int kRows = 8;
-  static constexpr int kBytes = 210;  // BlockQ6_K
-  static constexpr int kXBytes = 292;  // BlockQ8_K: d (float), qs[256], bsums[16]
+  static constexpr int kRows = Rows8::kRows;
+  static constexpr size_t kBytes = sizeof(BlockQ6_K);  // ql[128], qh[64], scales[16], d
+  static constexpr size_t kXBytes = sizeof(BlockQ8_K);  // d (float), qs[256], bsums[16]
+  static constexpr size_t kQh = offsetof(BlockQ6_K, qh), kScales = offsetof(BlockQ6_K, scales),
+                          kD = offsetof(BlockQ6_K, d);
+  static constexpr size_t kXqs = offsetof(BlockQ8_K, qs), kXbsums = offsetof(BlockQ8_K, bsums);
 
   // Row r's 8 partial sums of I1 (their total is I1) for super-block w / x.
   [[gnu::always_inline]] static __m256i row_sums(const uint8_t* w, const uint8_t* x) {
     // Scales as int16: [s0..s7 | s8..s15]; per half h both 128-bit halves
     // hold s8h..s8h+7, and vpshufb picks one per half.
-    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 192)));
-    const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 260));
+    const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + kScales)));
+    const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + kXbsums));
     // -32 * sum of scale * bsums, as 8 partial sums.
     __m256i acc = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(s16, bsums), 5));
     const __m256i m4 = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
@@ -55,7 +58,7 @@ struct Q6KRows {
       const __m256i sh = _mm256_permute4x64_epi64(s16, h == 0 ? 0x44 : 0xEE);
       const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 64 * h));
       const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 64 * h + 32));
-      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 128 + 32 * h));
+      const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + kQh + 32 * h));
       static_for<4>([&](auto m) __attribute__((always_inline)) {
         const __m256i src = m % 2 == 0 ? a : b;
         const __m256i lo = m < 2 ? _mm256_and_si256(src, m4) : _mm256_and_si256(_mm256_srli_epi16(src, 4), m4);
@@ -64,7 +67,7 @@ struct Q6KRows {
                          : m == 2 ? qh
                                   : _mm256_srli_epi16(qh, 2);
         const __m256i q = _mm256_or_si256(lo, _mm256_and_si256(hi, top));
-        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 4 + 128 * h + 32 * m));
+        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + kXqs + 128 * h + 32 * m));
         // Scales 2m (low half) and 2m + 1 (high half) of this half's 8.
         const __m256i ctrl = _mm256_setr_epi8(4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1,
                                               4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1,
@@ -86,27 +89,16 @@ struct Q6KRows {
       const size_t off = kBytes * static_cast<size_t>(sb);
       const uint8_t* x = a.x.q + kXBytes * static_cast<size_t>(sb);
       const UnitPrefetch<kBytes> pf(a, sb, nsb, next_lines, static_cast<size_t>(nsb) * kBytes);
-      // Row r's sums, then its lines; reduced four rows at a time (few
-      // live vectors).
-      auto sums = [&](auto r) __attribute__((always_inline)) {
-        const __m256i v = row_sums(rows.row(r) + off, x);
+      __m256i p[kRows];  // row r's sums, then its lines
+      static_for<kRows>([&](auto r) __attribute__((always_inline)) {
+        p[r] = row_sums(rows.row(r) + off, x);
         if (pf.spread) pf.row(rows.row(r));
-        return v;
-      };
-      auto rows4 = [&](auto r) __attribute__((always_inline)) {
-        const __m256i s0 = sums(r);
-        const __m256i s1 = sums(std::integral_constant<int, r + 1>{});
-        const __m256i s2 = sums(std::integral_constant<int, r + 2>{});
-        const __m256i s3 = sums(std::integral_constant<int, r + 3>{});
-        return hadd4(s0, s1, s2, s3);
-      };
-      const __m256i h0 = rows4(std::integral_constant<int, 0>{});
-      const __m256i h1 = rows4(std::integral_constant<int, 4>{});
+      });
       if (pf.lines != 0 && !pf.spread) pf.all(rows);
-      const __m256i isum = join_halves(h0, h1);
+      const __m256i isum = sum_lanes8(p);
       float dx;
       std::memcpy(&dx, x, 4);
-      acc = _mm256_fmadd_ps(_mm256_mul_ps(rows.halves(off + 208), _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), acc);
+      acc = _mm256_fmadd_ps(_mm256_mul_ps(rows.halves(off + kD), _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), acc);
     }
     _mm256_storeu_ps(a.y, acc);
   }

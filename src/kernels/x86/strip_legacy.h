@@ -477,9 +477,10 @@ void fill_legacy(KernelTable& table, const char* isa, bool row_kernels) {
   set_split_strip<Isa, StreamDec<Isa, Legacy::kQ4_0>, BlockDec<Isa, Legacy::kQ4_0>>(table, TensorType::Q4_0, isa);
   set_split_strip<Isa, StreamDec<Isa, Legacy::kQ8_0>, BlockDec<Isa, Legacy::kQ8_0>>(table, TensorType::Q8_0, isa);
   if constexpr (Isa::kRowKernels) {
-    if (!row_kernels) return;
-    table.weights[static_cast<int>(TensorType::Q4_0)].strip = &RowsStrip<Isa, Legacy::kQ4_0>::strip;
-    table.weights[static_cast<int>(TensorType::Q8_0)].strip = &RowsStrip<Isa, Legacy::kQ8_0>::strip;
+    if (row_kernels) {
+      table.weights[static_cast<int>(TensorType::Q4_0)].strip = &RowsStrip<Isa, Legacy::kQ4_0>::strip;
+      table.weights[static_cast<int>(TensorType::Q8_0)].strip = &RowsStrip<Isa, Legacy::kQ8_0>::strip;
+    }
   }
   set_strip<Isa, BlockDec<Isa, Legacy::kQ5_0>>(table, TensorType::Q5_0, isa);
   set_strip<Isa, BlockDec<Isa, Legacy::kQ4_1>>(table, TensorType::Q4_1, isa);
