@@ -576,14 +576,17 @@ TEST(Dispatch, RowKernelsOffGiveTheSameBits) {
     }
     // Several units; Q4_0 / Q8_0 also a partial one (800: 25 blocks, LegacyAux rows).
     const std::vector<int64_t> lengths = type == TensorType::Q6_K ? std::vector<int64_t>{768} : std::vector<int64_t>{768, 800};
+    // Strips of 8 rows and a last one of 5 / 7 / 1 (rows past it repeat its last).
+    for (int64_t n_out : {37, 15, 1})
     for (int64_t n_in : lengths)
     for (int64_t n_tokens : {1, 2, 4}) {
-      const Weights w = make_weights(type, n_in, 37, 21, 5);
+      const Weights w = make_weights(type, n_in, n_out, 21, 5);
       const auto x = random_activations(static_cast<size_t>(n_in * n_tokens), 22);
-      std::vector<float> a(static_cast<size_t>(37 * n_tokens)), b(a.size());
-      ASSERT_TRUE(matmul_with(on, w.view(type, n_in, 37), x.data(), n_tokens, a.data()).ok());
-      ASSERT_TRUE(matmul_with(**off, w.view(type, n_in, 37), x.data(), n_tokens, b.data()).ok());
-      EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << n_in << " x " << n_tokens << " tokens";
+      std::vector<float> a(static_cast<size_t>(n_out * n_tokens)), b(a.size());
+      ASSERT_TRUE(matmul_with(on, w.view(type, n_in, n_out), x.data(), n_tokens, a.data()).ok());
+      ASSERT_TRUE(matmul_with(**off, w.view(type, n_in, n_out), x.data(), n_tokens, b.data()).ok());
+      EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)))
+          << n_out << " x " << n_in << ", " << n_tokens << " tokens";
     }
   }
 }

@@ -21,14 +21,29 @@ namespace {
 // Row r at r0 + r * stride for r < 4, at r4 + (r - 4) * stride above: the
 // compiler addresses all 8 rows from two bases and the multiples of the
 // stride (eight pointers of their own crowd out the kernels' registers).
-// Whole strips only (StripArgs::n_rows == 8).
-struct Rows8 {
+// kClamped: a strip of fewer rows (1 <= n_rows < 8: a matrix's last, and
+// the last strips of a lane segment, whose last lanes run out of rows
+// first - ~6 % of a decode's strips): rows past n_rows repeat the last
+// (read again from L1; their results are not stored), and each row has its
+// own pointer (few strips take this form).
+template <bool kClamped>
+struct StripRows {
   static constexpr int kRows = 8;
   const uint8_t* r0;
   const uint8_t* r4;
   size_t stride;
-  explicit Rows8(const StripArgs& a) : r0(a.w), r4(a.w + 4 * a.w_stride), stride(a.w_stride) {}
-  const uint8_t* row(int r) const { return r < 4 ? r0 + r * stride : r4 + (r - 4) * stride; }
+  const uint8_t* clamped[kClamped ? kRows : 1] = {};
+  int n_rows = kRows;
+  explicit StripRows(const StripArgs& a) : r0(a.w), r4(a.w + 4 * a.w_stride), stride(a.w_stride) {
+    if constexpr (kClamped) {
+      n_rows = static_cast<int>(a.n_rows);
+      for (int r = 0; r < kRows; ++r) clamped[r] = a.w + static_cast<size_t>(r < n_rows ? r : n_rows - 1) * stride;
+    }
+  }
+  const uint8_t* row(int r) const {
+    if constexpr (kClamped) return clamped[r];
+    return r < 4 ? r0 + r * stride : r4 + (r - 4) * stride;
+  }
 
   // The fp16 at byte `off` of every row, as floats (one 16-bit insert per
   // row: a gather costs more than the rest of a Q4_0 block on these cores).
@@ -38,6 +53,16 @@ struct Rows8 {
       h = _mm_insert_epi16(h, load16(row(r + 1) + off), r + 1);
     });
     return _mm256_cvtph_ps(h);
+  }
+
+  // The 8 results into y: the first n_rows of them when clamped.
+  void store(float* y, __m256 v) const {
+    if constexpr (kClamped) {
+      const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(n_rows), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      _mm256_maskstore_ps(y, live, v);
+    } else {
+      _mm256_storeu_ps(y, v);
+    }
   }
 
   static uint16_t load16(const uint8_t* p) {
@@ -86,8 +111,9 @@ struct UnitPrefetch {
     _mm_prefetch(reinterpret_cast<const char*>(p + final_line), _MM_HINT_T1);
   }
   // Every row's lines (the last unit).
-  void all(const Rows8& rows) const {
-    for (int r = 0; r < Rows8::kRows; ++r) prefetch_to_l2(rows.row(r) + first, 64 * lines);
+  template <class R>
+  void all(const R& rows) const {
+    for (int r = 0; r < R::kRows; ++r) prefetch_to_l2(rows.row(r) + first, 64 * lines);
   }
 };
 

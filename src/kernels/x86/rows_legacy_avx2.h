@@ -52,7 +52,7 @@ namespace {
 // (its first 64 bytes the blocks' LegacyAux).
 template <bool kQ8, int kAuxGroup>
 struct LegacyRows {
-  static constexpr int kRows = Rows8::kRows;
+  static constexpr int kRows = StripRows<false>::kRows;
   static constexpr int kUnit = 8;  // blocks per prefetch round (one StreamAux group)
   static constexpr int kBlockBytes = kQ8 ? 34 : 18;
 
@@ -65,26 +65,26 @@ struct LegacyRows {
     }
   }
 
-  template <int C>
+  template <int C, class R>
   struct State {
-    Rows8 rows;
+    R rows;
     const uint8_t* xq[C];
     const uint8_t* aux[C];
     __m256 acc[C];
   };
 
   // One block of the 8 rows for C tokens; its LegacyAux at aux_off.
-  template <int C>
-  [[gnu::always_inline]] static void block(State<C>& s, int64_t b, size_t aux_off) {
+  template <int C, class R>
+  [[gnu::always_inline]] static void block(State<C, R>& s, int64_t b, size_t aux_off) {
     if constexpr (kQ8) {
-      block_q8<C>(s, b, aux_off);
+      block_q8(s, b, aux_off);
     } else {
-      block_q4<C>(s, b, aux_off);
+      block_q4(s, b, aux_off);
     }
   }
 
-  template <int C>
-  [[gnu::always_inline]] static void block_q8(State<C>& s, int64_t b, size_t aux_off) {
+  template <int C, class R>
+  [[gnu::always_inline]] static void block_q8(State<C, R>& s, int64_t b, size_t aux_off) {
     const size_t off = kBlockBytes * static_cast<size_t>(b);
     const __m256 dw = s.rows.halves(off);
     static_for<C>([&](auto c) __attribute__((always_inline)) {
@@ -102,8 +102,8 @@ struct LegacyRows {
     });
   }
 
-  template <int C>
-  [[gnu::always_inline]] static void block_q4(State<C>& s, int64_t b, size_t aux_off) {
+  template <int C, class R>
+  [[gnu::always_inline]] static void block_q4(State<C, R>& s, int64_t b, size_t aux_off) {
     const size_t off = kBlockBytes * static_cast<size_t>(b);
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256i lo[4], hi[4];
@@ -136,9 +136,9 @@ struct LegacyRows {
     });
   }
 
-  template <int C>
+  template <int C, class R>
   [[gnu::noinline]] static void run(const StripArgs& a) {
-    State<C> s{Rows8(a), {}, {}, {}};
+    State<C, R> s{R(a), {}, {}, {}};
     for (int c = 0; c < C; ++c) {
       s.xq[c] = a.x.q + static_cast<size_t>(c) * a.x.q_stride;
       s.aux[c] = a.x.aux + static_cast<size_t>(c) * a.x.aux_stride;
@@ -156,34 +156,35 @@ struct LegacyRows {
         // Two copies of the unit, with and without prefetches: a test per
         // block kept GCC from scheduling across blocks (Q8_0 1.3x slower).
         static_for<kUnit>([&](auto k) __attribute__((always_inline)) {
-          block<C>(s, b0 + k, aux0 + 8 * k);
+          block(s, b0 + k, aux0 + 8 * k);
           pf.row(s.rows.row(k));  // row k's lines after block k
         });
       } else if (n == kUnit) {
-        static_for<kUnit>([&](auto k) __attribute__((always_inline)) { block<C>(s, b0 + k, aux0 + 8 * k); });
+        static_for<kUnit>([&](auto k) __attribute__((always_inline)) { block(s, b0 + k, aux0 + 8 * k); });
       } else {
-        for (int64_t b = b0; b < b0 + n; ++b) block<C>(s, b, aux_offset(b));
+        for (int64_t b = b0; b < b0 + n; ++b) block(s, b, aux_offset(b));
       }
       if (pf.lines != 0 && !pf.spread) pf.all(s.rows);
     }
     for (int c = 0; c < C; ++c) {
-      float* y = a.y + static_cast<size_t>(c) * a.ldy;
-      _mm256_storeu_ps(y, s.acc[c]);
+      s.rows.store(a.y + static_cast<size_t>(c) * a.ldy, s.acc[c]);
     }
   }
 
-  // Decode batches (1 to 4 tokens) of whole strips; false: not handled
-  // here (a strip of fewer rows - a matrix's or a lane segment's last -
-  // takes the strip runner, whose rows repeat the last one).
-  static bool strip(const StripArgs& a) {
-    if (a.n_rows != kRows) return false;
+  // Decode batches (1 to 4 tokens); false: not handled here.
+  template <class R>
+  static bool strip_rows(const StripArgs& a) {
     switch (a.x.n_tokens) {
-      case 1: run<1>(a); return true;
-      case 2: run<2>(a); return true;
-      case 3: run<3>(a); return true;
-      case 4: run<4>(a); return true;
+      case 1: run<1, R>(a); return true;
+      case 2: run<2, R>(a); return true;
+      case 3: run<3, R>(a); return true;
+      case 4: run<4, R>(a); return true;
       default: return false;
     }
+  }
+  static bool strip(const StripArgs& a) {
+    if (a.n_rows == kRows) return strip_rows<StripRows<false>>(a);
+    return a.n_rows >= 1 && a.n_rows < kRows && strip_rows<StripRows<true>>(a);
   }
 };
 

@@ -38,7 +38,7 @@ namespace kazeia::kernels::x86 {
 namespace {
 
 struct Q6KRows {
-  static constexpr int kRows = Rows8::kRows;
+  static constexpr int kRows = StripRows<false>::kRows;
   static constexpr size_t kBytes = sizeof(BlockQ6_K);  // ql[128], qh[64], scales[16], d
   static constexpr size_t kXBytes = sizeof(BlockQ8_K);  // d (float), qs[256], bsums[16]
   static constexpr size_t kQh = offsetof(BlockQ6_K, qh), kScales = offsetof(BlockQ6_K, scales),
@@ -80,8 +80,9 @@ struct Q6KRows {
     return acc;
   }
 
+  template <class R>
   [[gnu::noinline]] static void run(const StripArgs& a) {
-    const Rows8 rows(a);
+    const R rows(a);
     const int64_t nsb = a.n_in / 256;
     const size_t next_lines = a.prefetch_lines_per(nsb);
     __m256 acc = _mm256_setzero_ps();
@@ -100,13 +101,17 @@ struct Q6KRows {
       std::memcpy(&dx, x, 4);
       acc = _mm256_fmadd_ps(_mm256_mul_ps(rows.halves(off + kD), _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), acc);
     }
-    _mm256_storeu_ps(a.y, acc);
+    rows.store(a.y, acc);
   }
 
-  // One token on a whole strip; false: not handled here.
+  // One token; false: not handled here.
   static bool strip(const StripArgs& a) {
-    if (a.n_rows != kRows || a.x.n_tokens != 1) return false;
-    run(a);
+    if (a.x.n_tokens != 1 || a.n_rows < 1 || a.n_rows > kRows) return false;
+    if (a.n_rows == kRows) {
+      run<StripRows<false>>(a);
+    } else {
+      run<StripRows<true>>(a);
+    }
     return true;
   }
 };

@@ -466,7 +466,7 @@ struct DecQ3_K : KDec<Isa, FmtQ3_K> {
 };
 
 // Q6_K where the policy asks for it (Isa::kRowKernels: the AVX2 table):
-// one-token decode of whole strips by rows_q6_k_avx2.h, the rest by the
+// one-token decode by rows_q6_k_avx2.h, the rest by the
 // strip runner.
 template <class Isa>
 struct Q6KStrip {
