@@ -342,7 +342,7 @@ TEST(ScaleAdd, EveryTableEqualsTheReferenceBitForBit) {
 TEST(TransposeF32, EveryTableEqualsTheReference) {
   for (const KernelTable* table : available_kernel_tables()) {
     ASSERT_NE(table->transpose_f32, nullptr) << table->name;
-    for (int64_t rows : {1, 3, 15, 16, 17, 33}) {
+    for (int64_t rows : {1, 2, 3, 4, 6, 13, 15, 16, 17, 33}) {
       for (int64_t cols : {1, 7, 16, 31, 128, 130}) {
         const size_t ld_src = static_cast<size_t>(cols) + 3, ld_dst = static_cast<size_t>(rows) + 5;
         const auto src = random_floats(1 + static_cast<size_t>(rows) * ld_src, static_cast<uint32_t>(rows * 131 + cols), -4, 4);

@@ -27,12 +27,7 @@ namespace {
 inline __m256 load(const float* p, int64_t n) {
   return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, Avx2::tail_mask8(n));
 }
-inline void store(float* p, int64_t n, __m256 v) {
-  if (n >= 8)
-    _mm256_storeu_ps(p, v);
-  else
-    _mm256_maskstore_ps(p, Avx2::tail_mask8(n), v);
-}
+inline void store(float* p, int64_t n, __m256 v) { Avx2::store_first(p, n, v); }
 
 // ref::exp_approx on 8 lanes (0 where !(x > -87), NaN included).
 inline __m256 exp8(__m256 x) {
@@ -231,8 +226,13 @@ void scale_add_avx2(const float* x, float s, const float* y, int64_t n, float* o
 }
 
 // ref::transpose_f32 in 8 x 8 blocks through registers: 8 (masked) row
-// loads, the register transpose, 8 (masked) column stores.
+// loads, the register transpose, 8 column stores (partial ones lane by
+// lane: Avx2::store_first). One row is a plain strided copy.
 void transpose_f32_avx2(const float* src, size_t ld_src, int64_t rows, int64_t cols, float* dst, size_t ld_dst) {
+  if (rows == 1) {  // a row into a column (the delta rule's K^T in decode)
+    for (int64_t x = 0; x < cols; ++x) dst[static_cast<size_t>(x) * ld_dst] = src[x];
+    return;
+  }
   for (int64_t j0 = 0; j0 < rows; j0 += 8) {
     const int64_t nr = rows - j0 < 8 ? rows - j0 : 8;
     for (int64_t x0 = 0; x0 < cols; x0 += 8) {
@@ -244,7 +244,9 @@ void transpose_f32_avx2(const float* src, size_t ld_src, int64_t rows, int64_t c
       });
       transpose8(r);
       static_for<8>([&](auto i) {
-        if (i < nc) store(dst + static_cast<size_t>(x0 + i) * ld_dst + static_cast<size_t>(j0), nr, r[i]);
+        if (i >= nc) return;
+        float* const out = dst + static_cast<size_t>(x0 + i) * ld_dst + static_cast<size_t>(j0);
+        store(out, nr, r[i]);
       });
     }
   }

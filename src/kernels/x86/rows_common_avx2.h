@@ -12,6 +12,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
+#include "kernels/x86/simd_avx2.h"
 #include "kernels/x86/static_for.h"
 #include "kernels/x86/stream_aux_avx2.h"
 
@@ -57,12 +58,7 @@ struct StripRows {
 
   // The 8 results into y: the first n_rows of them when clamped.
   void store(float* y, __m256 v) const {
-    if constexpr (kClamped) {
-      const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(n_rows), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-      _mm256_maskstore_ps(y, live, v);
-    } else {
-      _mm256_storeu_ps(y, v);
-    }
+    Avx2::store_first(y, kClamped ? n_rows : kRows, v);
   }
 
   static uint16_t load16(const uint8_t* p) {

@@ -199,7 +199,6 @@ template <bool kQ4, int kFirst>
 // by non-temporal stores with `stream` (the caller fences).
 void store_token_rows(const float* acc, float* y, size_t ldy, int64_t n, int n_rows, bool stream) {
   for (int rh = 0; rh < 2; ++rh) {
-    const __m256i rows_live = Avx2::tail_mask8(n_rows - 8 * rh);
     for (int th = 0; th < 2; ++th) {
       __m256 r[8];
       static_for<8>([&](auto i) { r[i] = _mm256_load_ps(acc + kTokens * (8 * rh + i) + 8 * th); });
@@ -211,7 +210,7 @@ void store_token_rows(const float* acc, float* y, size_t ldy, int64_t n, int n_r
         if (stream) {
           _mm256_stream_ps(out, r[j]);
         } else {
-          _mm256_maskstore_ps(out, rows_live, r[j]);
+          Avx2::store_first(out, n_rows - 8 * rh, r[j]);
         }
       });
     }
