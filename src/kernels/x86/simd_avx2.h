@@ -198,7 +198,12 @@ struct Avx2 {
             _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)))};
   }
   static V16 load_f16_tail(const uint8_t* p, int64_t n) {
-    // Whole pairs as 32-bit lanes, an odd last half blended in.
+    const __m256i h = load_u16_tail(p, n);
+    return {_mm256_cvtph_ps(_mm256_castsi256_si128(h)), _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1))};
+  }
+  // The first n (0..16) 16-bit values at p, the rest 0: whole pairs as
+  // masked 32-bit lanes, an odd last one blended in.
+  static __m256i load_u16_tail(const uint8_t* p, int64_t n) {
     __m256i h = _mm256_maskload_epi32(reinterpret_cast<const int*>(p), tail_mask8(n / 2));
     if (n % 2 != 0) {
       uint16_t last;
@@ -207,7 +212,7 @@ struct Avx2 {
                                             _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
       h = _mm256_blendv_epi8(h, _mm256_set1_epi16(static_cast<short>(last)), at);
     }
-    return {_mm256_cvtph_ps(_mm256_castsi256_si128(h)), _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1))};
+    return h;
   }
   static __m256 bf16x8(__m128i h) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
@@ -217,9 +222,8 @@ struct Avx2 {
             bf16x8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)))};
   }
   static V16 load_bf16_tail(const uint8_t* p, int64_t n) {
-    alignas(32) uint16_t tmp[16] = {};
-    std::memcpy(tmp, p, static_cast<size_t>(n) * 2);
-    return load_bf16(reinterpret_cast<const uint8_t*>(tmp));
+    const __m256i h = load_u16_tail(p, n);
+    return {bf16x8(_mm256_castsi256_si128(h)), bf16x8(_mm256_extracti128_si256(h, 1))};
   }
   static V16 mul(V16 a, V16 b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
   static V16 add(V16 a, V16 b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
@@ -232,10 +236,8 @@ struct Avx2 {
     _mm256_storeu_ps(reinterpret_cast<float*>(p + 32), v.hi);
   }
   static void store_f32_tail(uint8_t* p, V16 v, int64_t n) {
-    alignas(32) float tmp[16];
-    _mm256_store_ps(tmp, v.lo);
-    _mm256_store_ps(tmp + 8, v.hi);
-    std::memcpy(p, tmp, static_cast<size_t>(n) * 4);
+    store_first(reinterpret_cast<float*>(p), n, v.lo);
+    store_first(reinterpret_cast<float*>(p) + 8, n - 8, v.hi);
   }
   static V16 add_tail(V16 acc, V16 prod, int64_t n) {
     const __m256 s_lo = _mm256_add_ps(acc.lo, prod.lo);
