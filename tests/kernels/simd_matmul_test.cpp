@@ -139,9 +139,10 @@ TEST_P(SimdTables, MatmulAgreesWithTheReference) {
   for (const KernelTable* table : available_kernel_tables()) {
     for (int64_t n_in : lengths(type)) {
       for (int64_t n_out : {1, 5, 16, 17, 37}) {
-        // 1-4: decode batches (the AVX2 Q4_0 row kernel takes each); 9: the
-        // rows-in-lanes panel tiles (8 + 1); the AVX-512 token tiles start
-        // above 9 (AMX above 4).
+        // 1-4: decode batches (the AVX2 Q4_0 / Q8_0 row kernels take each,
+        // 5 and 9 as groups of 4); 9: the rows-in-lanes panel tiles (8 + 1);
+        // the AVX-512 token tiles start above 9 (AMX above 4), AVX2's
+        // above 14 / 15: 19.
         for (int64_t n_tokens : {1, 2, 3, 4, 5, 9, 19}) {
           ++seed;
           const size_t offset = seed % 64;

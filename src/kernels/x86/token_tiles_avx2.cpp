@@ -281,11 +281,14 @@ void fill_avx2_token_tiles(KernelTable& table) {
     k.tile_acts = q4 ? &Group<true>::build : &Group<false>::build;
     k.tile_scratch_bytes = q4 ? &scratch_bytes<true> : &scratch_bytes<false>;
     k.tile_isa = "avx2";
-    // Where the tiles start to win (Zen 3, Qwen3-0.6B, 2 threads, kazeia
-    // bench -p N -r 3, 2 alternating rounds, tiles / rows-in-lanes t/s):
-    // Q4_0 10 tokens 101 / 92 and 98 / 84; Q8_0 (a multiply more per
-    // word) 10 tokens 71 / 78 and 65 / 79, 16 a tie (117 / 116, 130 / 117).
-    k.tile_above = q4 ? 9 : 15;
+    // Where the tiles start to win against the strips (Qwen3-0.6B, 2
+    // threads, kazeia bench -p N, KAZEIA_TOKEN_TILES=1 / 0 t/s). Against
+    // the row kernels' groups of 4 tokens (Zen 2): Q4_0 13 tokens 165 /
+    // 183, 14 179 / 186, 15 190 / 186, 16 200 / 191; Q8_0 16 133 / 124
+    // (20: 100 / 126 - a second group of 16 holding 4 tokens). Earlier,
+    // against the runner's panels (Zen 3): Q4_0 10 tokens 101 / 92;
+    // Q8_0 16 a tie.
+    k.tile_above = q4 ? 14 : 15;
   }
 }
 
