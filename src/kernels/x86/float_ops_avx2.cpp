@@ -244,9 +244,7 @@ void transpose_f32_avx2(const float* src, size_t ld_src, int64_t rows, int64_t c
       });
       transpose8(r);
       static_for<8>([&](auto i) {
-        if (i >= nc) return;
-        float* const out = dst + static_cast<size_t>(x0 + i) * ld_dst + static_cast<size_t>(j0);
-        store(out, nr, r[i]);
+        if (i < nc) store(dst + static_cast<size_t>(x0 + i) * ld_dst + static_cast<size_t>(j0), nr, r[i]);
       });
     }
   }

@@ -68,6 +68,27 @@ struct StripRows {
   }
 };
 
+// fn(g) for a's tokens in groups of at most 4 (a row kernel's batch; one
+// call for 1 to 4 tokens, with g = a). Larger batches (a speculative batch
+// to verify) thus cost a read of the strip from memory, by the first group,
+// which alone prefetches what a asks for, and reads from L1 / L2 by the
+// others.
+template <class Fn>
+void for_token_groups(const StripArgs& a, Fn&& fn) {
+  constexpr int64_t kGroup = 4;
+  StripArgs g = a;
+  for (int64_t t0 = 0; t0 < a.x.n_tokens; t0 += kGroup) {
+    g.x.n_tokens = a.x.n_tokens - t0 < kGroup ? a.x.n_tokens - t0 : kGroup;
+    g.x.q = a.x.q + static_cast<size_t>(t0) * a.x.q_stride;
+    g.x.aux = a.x.aux == nullptr ? nullptr : a.x.aux + static_cast<size_t>(t0) * a.x.aux_stride;
+    g.y = a.y + static_cast<size_t>(t0) * a.ldy;
+    fn(g);
+    g.prefetch = nullptr;
+    g.prefetch_bytes = 0;
+    g.lane_prefetch = 0;
+  }
+}
+
 // The prefetches of one unit of a strip's work: unit u of `units`, each
 // kUnitBytes of every row (the last up to row_bytes).
 //  - next: what the caller reads next (StripArgs::prefetch, strip walks),

@@ -171,39 +171,28 @@ struct LegacyRows {
     }
   }
 
-  // Decode batches (1 to 4 tokens); false: not handled here.
+  // One group of for_token_groups (1 to 4 tokens).
   template <class R>
-  static bool strip_rows(const StripArgs& a) {
-    switch (a.x.n_tokens) {
-      case 1: run<1, R>(a); return true;
-      case 2: run<2, R>(a); return true;
-      case 3: run<3, R>(a); return true;
-      case 4: run<4, R>(a); return true;
-      default: return false;
+  static void run_group(const StripArgs& g) {
+    switch (g.x.n_tokens) {
+      case 1: run<1, R>(g); break;
+      case 2: run<2, R>(g); break;
+      case 3: run<3, R>(g); break;
+      default: run<4, R>(g); break;
     }
   }
-  static bool strip_group(const StripArgs& a) {
-    if (a.n_rows == kRows) return strip_rows<StripRows<false>>(a);
-    return a.n_rows >= 1 && a.n_rows < kRows && strip_rows<StripRows<true>>(a);
-  }
-  // More than 4 tokens (a speculative batch to verify): groups of 4, the
-  // strip read from memory by the first (which alone prefetches) and again
-  // from L1 / L2 by the others. The strip runner's panels took 2.5x the
-  // time of 4 tokens for 5 (Q4_0, 2 threads, Zen 2).
+  // Any number of tokens, in groups of 4: more than 4 went to the strip
+  // runner's panels, which took 2.5x the time of 4 tokens for 5 (Q4_0,
+  // 2 threads, Zen 2). false: not handled here.
   static bool strip(const StripArgs& a) {
-    if (a.x.n_tokens <= 4) return strip_group(a);
-    if (a.n_rows < 1 || a.n_rows > kRows) return false;  // (then every group is taken)
-    StripArgs g = a;
-    for (int64_t t0 = 0; t0 < a.x.n_tokens; t0 += 4) {
-      g.x.n_tokens = a.x.n_tokens - t0 < 4 ? a.x.n_tokens - t0 : 4;
-      g.x.q = a.x.q + static_cast<size_t>(t0) * a.x.q_stride;
-      g.x.aux = a.x.aux + static_cast<size_t>(t0) * a.x.aux_stride;
-      g.y = a.y + static_cast<size_t>(t0) * a.ldy;
-      strip_group(g);
-      g.prefetch = nullptr;
-      g.prefetch_bytes = 0;
-      g.lane_prefetch = 0;
-    }
+    if (a.n_rows < 1 || a.n_rows > kRows || a.x.n_tokens < 1) return false;
+    for_token_groups(a, [](const StripArgs& g) {
+      if (g.n_rows == kRows) {
+        run_group<StripRows<false>>(g);
+      } else {
+        run_group<StripRows<true>>(g);
+      }
+    });
     return true;
   }
 };

@@ -473,24 +473,14 @@ struct Q6KStrip {
   static void group(const StripArgs& a) {
     if (!Q6KRows::strip(a)) StripRunner<Isa, DecQ6_K<Isa>>::strip(a);
   }
-  // 5 to kMaxGrouped tokens (a speculative batch to verify: the tied
-  // output matrix): groups of 4, the strip read from memory by the first
-  // (which alone prefetches) and again from L1 / L2 by the others - the
-  // runner's panels for 5 tokens took 1.9x the time of 4.
+  // Up to kMaxGrouped tokens in groups of 4 (for_token_groups): 5 to 7
+  // tokens are a speculative batch to verify against the tied output
+  // matrix, and the runner's panels took 1.8x the time of 4 tokens for 5;
+  // from 8 tokens the panels win.
   static constexpr int64_t kMaxGrouped = 7;
   static void strip(const StripArgs& a) {
-    if (a.x.n_tokens <= 4 || a.x.n_tokens > kMaxGrouped) return group(a);
-    StripArgs g = a;
-    for (int64_t t0 = 0; t0 < a.x.n_tokens; t0 += 4) {
-      g.x.n_tokens = a.x.n_tokens - t0 < 4 ? a.x.n_tokens - t0 : 4;
-      g.x.q = a.x.q + static_cast<size_t>(t0) * a.x.q_stride;
-      g.x.aux = a.x.aux == nullptr ? nullptr : a.x.aux + static_cast<size_t>(t0) * a.x.aux_stride;
-      g.y = a.y + static_cast<size_t>(t0) * a.ldy;
-      group(g);
-      g.prefetch = nullptr;
-      g.prefetch_bytes = 0;
-      g.lane_prefetch = 0;
-    }
+    if (a.x.n_tokens > kMaxGrouped) return group(a);
+    for_token_groups(a, group);
   }
 };
 
