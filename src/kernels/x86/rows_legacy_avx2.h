@@ -86,7 +86,7 @@ struct LegacyRows {
   template <int C, class R>
   [[gnu::always_inline]] static void block_q8(State<C, R>& s, int64_t b, size_t aux_off) {
     const size_t off = kBlockBytes * static_cast<size_t>(b);
-    const __m256 dw = s.rows.halves(off);
+    const __m256 dw = s.rows.template halves<true>(off);
     static_for<C>([&](auto c) __attribute__((always_inline)) {
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.xq[c] + 34 * b + 2));
       __m256i p[kRows];
@@ -114,7 +114,7 @@ struct LegacyRows {
       lo[j] = _mm256_and_si256(q, m4);
       hi[j] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
     });
-    const __m256 dw = s.rows.halves(off);
+    const __m256 dw = s.rows.template halves<false>(off);
     static_for<C>([&](auto c) __attribute__((always_inline)) {
       const uint8_t* x = s.xq[c] + 34 * b + 2;
       const __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x)));

@@ -99,7 +99,7 @@ struct Q6KRows {
       const __m256i isum = sum_lanes8(p);
       float dx;
       std::memcpy(&dx, x, 4);
-      acc = _mm256_fmadd_ps(_mm256_mul_ps(rows.halves(off + kD), _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), acc);
+      acc = _mm256_fmadd_ps(_mm256_mul_ps(rows.template halves<false>(off + kD), _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), acc);
     }
     rows.store(a.y, acc);
   }
