@@ -375,6 +375,13 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
         }
         for (int64_t i0 = 0; i0 < n_seg; i0 += kLaneBlock) {
           const int64_t i1 = std::min(n_seg, i0 + kLaneBlock);
+          // The lines of y this block's lanes go to, asked for now so that
+          // they have arrived by the time the transpose below stores to
+          // them: written cold, each store waited on its line's fetch.
+          for (int64_t t = 0; t < n_tokens; ++t)
+            for (int64_t r = 0; r < rows_per_strip && r * n_seg + i0 < n; ++r)
+              prefetch_to_l2(jobs[j].y + static_cast<size_t>(t * m.n_out + row0 + r * n_seg + i0),
+                             static_cast<size_t>(std::min(i1, n - r * n_seg) - i0) * sizeof(float));
           for (int64_t i = i0; i < i1; ++i) {
             a.w = m.data + static_cast<size_t>(row0 + i) * m.row_bytes;
             a.n_rows = std::min(rows_per_strip, (n - i + n_seg - 1) / n_seg);
