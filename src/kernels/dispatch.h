@@ -153,6 +153,10 @@ struct WeightKernels {
   TileScratchFn tile_scratch_bytes = nullptr;  // StripArgs::scratch of tile_strip (null: none)
   const char* tile_isa = nullptr;
   int64_t tile_above = 4;
+  // A tiled batch's last tokens past a whole number of groups of 16, when
+  // at most this many (<= tile_above), take strip in a second pass over
+  // the weights instead of a group mostly of padding (0: always padded).
+  int64_t tile_rest_max = 0;
 };
 
 // Type ids are small (tensor_types.h); the table is indexed by them.

@@ -142,8 +142,9 @@ TEST_P(SimdTables, MatmulAgreesWithTheReference) {
         // 1-4: decode batches (the AVX2 Q4_0 / Q8_0 row kernels take each,
         // 5 and 9 as groups of 4); 9: the rows-in-lanes panel tiles (8 + 1);
         // the AVX-512 token tiles start above 9 (AMX above 4), AVX2's
-        // above 14 / 15: 19.
-        for (int64_t n_tokens : {1, 2, 3, 4, 5, 9, 19}) {
+        // above 14 / 15: 19; AVX2 takes a tiled batch's last 1-8 tokens
+        // on the row kernels (19: 16 + 3), more in a padded group (29).
+        for (int64_t n_tokens : {1, 2, 3, 4, 5, 9, 19, 29}) {
           ++seed;
           const size_t offset = seed % 64;
           const Weights w = make_weights(type, n_in, n_out, seed, offset);
@@ -268,7 +269,7 @@ TEST_P(SimdTables, MatmulSwigluEqualsItsSteps) {
   uint32_t seed = 40;
   for (const KernelTable* table : available_kernel_tables()) {
     SCOPED_TRACE(table->name);
-    for (const auto& [n_out, n_tokens] : {std::pair<int64_t, int64_t>{37, 1}, {37, 3}, {37, 19}, {2064, 130}}) {
+    for (const auto& [n_out, n_tokens] : {std::pair<int64_t, int64_t>{37, 1}, {37, 3}, {37, 19}, {37, 29}, {2064, 130}}) {
       ++seed;
       if (n_out * n_tokens > 100000 && !may_stream(*table)) continue;
       const Weights wg = make_weights(type, n_in, n_out, seed, 0), wu = make_weights(type, n_in, n_out, seed + 50, 0);

@@ -181,7 +181,9 @@ constexpr int64_t kMaxChunks = 256;
 // the caller): one activation conversion, one parallel region over the
 // strips of them all. With swiglu_out, jobs are {gate, up} of one shape
 // (their y unused), batches of more than kInterleaveMaxTokens (checked by
-// the caller), and swiglu_out receives swiglu(gate x, up x) (fused below).
+// the caller; a tiled batch's rest below may be fewer: the fused strips
+// walk plain strips whatever the count), and swiglu_out receives
+// swiglu(gate x, up x) (fused below).
 Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<const MatmulJob> jobs,
                     const float* x, int64_t n_tokens, ThreadPool* pool, float* swiglu_out = nullptr) {
   const MatrixView& w = *jobs[0].w;
@@ -194,6 +196,20 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
   constexpr size_t kTileRowLimit = (size_t{1} << 31) / 16;
   const bool tiled = k->tile_strip != nullptr && n_tokens > k->tile_above && w.row_bytes <= kTileRowLimit &&
                      act_row <= kTileRowLimit;
+  constexpr int64_t kTileGroup = 16;
+  // The tokens past the last whole group, when few: a second, untiled pass
+  // (rest <= tile_above) rather than a group of 16 holding them. Rows are
+  // token-major in x, y and swiglu_out, so the rest is a suffix of each.
+  if (const int64_t rest = n_tokens % kTileGroup; tiled && rest > 0 && rest <= std::min(k->tile_rest_max, k->tile_above)) {
+    const int64_t head = n_tokens - rest;
+    KZ_RETURN_IF_ERROR(matmul_group(table, k, jobs, x, head, pool, swiglu_out));
+    MatmulJob tail[kMaxJobs];
+    for (size_t j = 0; j < jobs.size(); ++j)
+      tail[j] = {jobs[j].w, jobs[j].y != nullptr ? jobs[j].y + static_cast<size_t>(head * jobs[j].w->n_out) : nullptr};
+    float* const tail_swiglu = swiglu_out != nullptr ? swiglu_out + static_cast<size_t>(head * w.n_out) : nullptr;
+    return matmul_group(table, k, std::span<const MatmulJob>(tail, jobs.size()), x + head * w.n_in, rest, pool,
+                        tail_swiglu);
+  }
   // 1. Convert every token's activation row once (F32 weights use x as
   // is), and build the strip kernel's aux rows next to it.
   const size_t aux_row = k->aux_bytes != nullptr && !tiled ? round_up64(k->aux_bytes(w.n_in)) : 0;
@@ -228,7 +244,6 @@ Status matmul_group(const KernelTable& table, const WeightKernels* k, std::span<
 
   // 1b. The tile strip reads the quantized rows interleaved in groups of
   // kTileGroup tokens (the last one padded), built once here.
-  constexpr int64_t kTileGroup = 16;
   const size_t group_bytes = tiled ? round_up64(k->tile_group_bytes(w.n_in)) : 0;
   const int64_t n_groups = tiled ? (n_tokens + kTileGroup - 1) / kTileGroup : 0;
   std::optional<ActivationBuffer> tile_buffer;

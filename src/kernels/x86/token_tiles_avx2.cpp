@@ -289,6 +289,13 @@ void fill_avx2_token_tiles(KernelTable& table) {
     // against the runner's panels (Zen 3): Q4_0 10 tokens 101 / 92;
     // Q8_0 16 a tie.
     k.tile_above = q4 ? 14 : 15;
+    // A batch's last 1-8 tokens past its groups of 16 take the row
+    // kernels in a second pass over the weights; from ~10 the padded group
+    // wins (Qwen3-0.6B, 2 threads, Zen 2, kazeia bench -p N t/s, padded /
+    // split: Q8_0 17 tokens 86 / 128, 20 100 / 131, 24 119 / 129, 26
+    // 128 / 128, 30 146 / 129; Q4_0 21 165 / 194, 24 187 / 187, 28
+    // 216 / 200).
+    k.tile_rest_max = 8;
   }
 }
 
