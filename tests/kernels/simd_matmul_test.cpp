@@ -581,7 +581,7 @@ TEST(Dispatch, RowKernelsOffGiveTheSameBits) {
     // Strips of 8 rows and a last one of 5 / 7 / 1 (rows past it repeat its last).
     for (int64_t n_out : {37, 15, 1})
     for (int64_t n_in : lengths)
-    for (int64_t n_tokens : {1, 2, 4, 5, 9}) {  // groups of 4 tokens: 5, 9 (Q4_0 / Q8_0), 5 (Q6_K)
+    for (int64_t n_tokens : {1, 2, 3, 4, 5, 9, 12}) {  // 1-4: one row kernel call; 5, 9, 12: groups of 4
       const Weights w = make_weights(type, n_in, n_out, 21, 5);
       const auto x = random_activations(static_cast<size_t>(n_in * n_tokens), 22);
       std::vector<float> a(static_cast<size_t>(n_out * n_tokens)), b(a.size());

@@ -1,4 +1,4 @@
-// Q6_K decode (one token) for the AVX2 table: rows side by side, a row's
+// Q6_K decode (1 to 4 tokens) for the AVX2 table: rows side by side, a row's
 // quants in the lanes of its own vectors - no transposition (see
 // rows_legacy_avx2.h for why; Q6_K is the tied output matrix of Qwen3 /
 // Qwen3.5 Q4_0 files, a third or more of a token's bytes).
@@ -45,14 +45,19 @@ struct Q6KRows {
                           kD = offsetof(BlockQ6_K, d);
   static constexpr size_t kXqs = offsetof(BlockQ8_K, qs), kXbsums = offsetof(BlockQ8_K, bsums);
 
-  // Row r's 8 partial sums of I1 (their total is I1) for super-block w / x.
-  [[gnu::always_inline]] static __m256i row_sums(const uint8_t* w, const uint8_t* x) {
+  // Row r's 8 partial sums of I1 (their total is I1) for super-block w,
+  // per token c against x[c] into p[c]: the weights are unpacked once for
+  // the C tokens.
+  template <int C>
+  [[gnu::always_inline]] static void row_sums(const uint8_t* w, const uint8_t* const* x, __m256i* p) {
     // Scales as int16: [s0..s7 | s8..s15]; per half h both 128-bit halves
     // hold s8h..s8h+7, and vpshufb picks one per half.
     const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + kScales)));
-    const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + kXbsums));
     // -32 * sum of scale * bsums, as 8 partial sums.
-    __m256i acc = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(s16, bsums), 5));
+    static_for<C>([&](auto c) __attribute__((always_inline)) {
+      const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[c] + kXbsums));
+      p[c] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(s16, bsums), 5));
+    });
     const __m256i m4 = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
     static_for<2>([&](auto h) __attribute__((always_inline)) {
       const __m256i sh = _mm256_permute4x64_epi64(s16, h == 0 ? 0x44 : 0xEE);
@@ -67,50 +72,69 @@ struct Q6KRows {
                          : m == 2 ? qh
                                   : _mm256_srli_epi16(qh, 2);
         const __m256i q = _mm256_or_si256(lo, _mm256_and_si256(hi, top));
-        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + kXqs + 128 * h + 32 * m));
         // Scales 2m (low half) and 2m + 1 (high half) of this half's 8.
         const __m256i ctrl = _mm256_setr_epi8(4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1,
                                               4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1, 4 * m, 4 * m + 1,
                                               4 * m + 2, 4 * m + 3, 4 * m + 2, 4 * m + 3, 4 * m + 2, 4 * m + 3, 4 * m + 2,
                                               4 * m + 3, 4 * m + 2, 4 * m + 3, 4 * m + 2, 4 * m + 3, 4 * m + 2, 4 * m + 3,
                                               4 * m + 2, 4 * m + 3);
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(q, xv), _mm256_shuffle_epi8(sh, ctrl)));
+        const __m256i sc = _mm256_shuffle_epi8(sh, ctrl);
+        static_for<C>([&](auto c) __attribute__((always_inline)) {
+          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[c] + kXqs + 128 * h + 32 * m));
+          p[c] = _mm256_add_epi32(p[c], _mm256_madd_epi16(_mm256_maddubs_epi16(q, xv), sc));
+        });
       });
     });
-    return acc;
   }
 
-  template <class R>
+  template <int C, class R>
   [[gnu::noinline]] static void run(const StripArgs& a) {
     const R rows(a);
     const int64_t nsb = a.n_in / 256;
     const size_t next_lines = a.prefetch_lines_per(nsb);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[C];
+    static_for<C>([&](auto c) { acc[c] = _mm256_setzero_ps(); });
     for (int64_t sb = 0; sb < nsb; ++sb) {
       const size_t off = kBytes * static_cast<size_t>(sb);
-      const uint8_t* x = a.x.q + kXBytes * static_cast<size_t>(sb);
+      const uint8_t* x[C];
+      static_for<C>([&](auto c) { x[c] = a.x.q + static_cast<size_t>(c) * a.x.q_stride + kXBytes * static_cast<size_t>(sb); });
       const UnitPrefetch<kBytes> pf(a, sb, nsb, next_lines, static_cast<size_t>(nsb) * kBytes);
-      __m256i p[kRows];  // row r's sums, then its lines
+      __m256i p[C][kRows];  // row r's sums for token c, then its lines
       static_for<kRows>([&](auto r) __attribute__((always_inline)) {
-        p[r] = row_sums(rows.row(r) + off, x);
+        __m256i pr[C];
+        row_sums<C>(rows.row(r) + off, x, pr);
+        static_for<C>([&](auto c) { p[c][r] = pr[c]; });
         if (pf.spread) pf.row(rows.row(r));
       });
       if (pf.lines != 0 && !pf.spread) pf.all(rows);
-      const __m256i isum = sum_lanes8(p);
-      float dx;
-      std::memcpy(&dx, x, 4);
-      acc = _mm256_fmadd_ps(_mm256_mul_ps(rows.template halves<false>(off + kD), _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), acc);
+      const __m256 dw = rows.template halves<false>(off + kD);
+      static_for<C>([&](auto c) __attribute__((always_inline)) {
+        const __m256i isum = sum_lanes8(p[c]);
+        float dx;
+        std::memcpy(&dx, x[c], 4);
+        acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(isum), acc[c]);
+      });
     }
-    rows.store(a.y, acc);
+    static_for<C>([&](auto c) { rows.store(a.y + static_cast<size_t>(c) * a.ldy, acc[c]); });
   }
 
-  // One token; false: not handled here.
+  template <class R>
+  static void run_group(const StripArgs& a) {
+    switch (a.x.n_tokens) {
+      case 1: run<1, R>(a); break;
+      case 2: run<2, R>(a); break;
+      case 3: run<3, R>(a); break;
+      default: run<4, R>(a); break;
+    }
+  }
+
+  // 1 to 4 tokens; false: not handled here.
   static bool strip(const StripArgs& a) {
-    if (a.x.n_tokens != 1 || a.n_rows < 1 || a.n_rows > kRows) return false;
+    if (a.x.n_tokens < 1 || a.x.n_tokens > 4 || a.n_rows < 1 || a.n_rows > kRows) return false;
     if (a.n_rows == kRows) {
-      run<StripRows<false>>(a);
+      run_group<StripRows<false>>(a);
     } else {
-      run<StripRows<true>>(a);
+      run_group<StripRows<true>>(a);
     }
     return true;
   }

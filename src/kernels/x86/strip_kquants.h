@@ -473,11 +473,12 @@ struct Q6KStrip {
   static void group(const StripArgs& a) {
     if (!Q6KRows::strip(a)) StripRunner<Isa, DecQ6_K<Isa>>::strip(a);
   }
-  // Up to kMaxGrouped tokens in groups of 4 (for_token_groups): 5 to 7
-  // tokens are a speculative batch to verify against the tied output
-  // matrix, and the runner's panels took 1.8x the time of 4 tokens for 5;
-  // from 8 tokens the panels win.
-  static constexpr int64_t kMaxGrouped = 7;
+  // Up to kMaxGrouped tokens in groups of 4 (for_token_groups): a
+  // speculative batch to verify against the tied output matrix. Q6_K
+  // 1024 x 75968, 2 threads, Zen 2, best of 15, row groups / the runner's
+  // panels: 2 tokens 2.40 / 3.23 ms, 4 4.87 / 5.53, 5 7.04 / 10.58, 8
+  // 9.96 / 12.56, 12 14.79 / 15.50; from 16 the panels win (19.23 / 18.56).
+  static constexpr int64_t kMaxGrouped = 12;
   static void strip(const StripArgs& a) {
     if (a.x.n_tokens > kMaxGrouped) return group(a);
     for_token_groups(a, group);
