@@ -109,6 +109,26 @@ void for_token_groups(const StripArgs& a, Fn&& fn) {
   }
 }
 
+// Kernel::run<C, R> for a group of 1 to 4 tokens (C = the count), with R
+// = StripRows<false> for a whole strip of 8 rows, StripRows<true> for
+// fewer.
+template <class Kernel>
+void run_row_kernel(const StripArgs& g) {
+  auto with_rows = [&]<class R>() {
+    switch (g.x.n_tokens) {
+      case 1: Kernel::template run<1, R>(g); break;
+      case 2: Kernel::template run<2, R>(g); break;
+      case 3: Kernel::template run<3, R>(g); break;
+      default: Kernel::template run<4, R>(g); break;
+    }
+  };
+  if (g.n_rows == StripRows<false>::kRows) {
+    with_rows.template operator()<StripRows<false>>();
+  } else {
+    with_rows.template operator()<StripRows<true>>();
+  }
+}
+
 // The prefetches of one unit of a strip's work: unit u of `units`, each
 // kUnitBytes of every row (the last up to row_bytes).
 //  - next: what the caller reads next (StripArgs::prefetch, strip walks),

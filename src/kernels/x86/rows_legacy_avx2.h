@@ -171,28 +171,12 @@ struct LegacyRows {
     }
   }
 
-  // One group of for_token_groups (1 to 4 tokens).
-  template <class R>
-  static void run_group(const StripArgs& g) {
-    switch (g.x.n_tokens) {
-      case 1: run<1, R>(g); break;
-      case 2: run<2, R>(g); break;
-      case 3: run<3, R>(g); break;
-      default: run<4, R>(g); break;
-    }
-  }
   // Any number of tokens, in groups of 4: more than 4 went to the strip
   // runner's panels, which took 2.5x the time of 4 tokens for 5 (Q4_0,
   // 2 threads, Zen 2). false: not handled here.
   static bool strip(const StripArgs& a) {
     if (a.n_rows < 1 || a.n_rows > kRows || a.x.n_tokens < 1) return false;
-    for_token_groups(a, [](const StripArgs& g) {
-      if (g.n_rows == kRows) {
-        run_group<StripRows<false>>(g);
-      } else {
-        run_group<StripRows<true>>(g);
-      }
-    });
+    for_token_groups(a, run_row_kernel<LegacyRows>);
     return true;
   }
 };

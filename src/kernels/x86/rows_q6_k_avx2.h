@@ -118,24 +118,10 @@ struct Q6KRows {
     static_for<C>([&](auto c) { rows.store(a.y + static_cast<size_t>(c) * a.ldy, acc[c]); });
   }
 
-  template <class R>
-  static void run_group(const StripArgs& a) {
-    switch (a.x.n_tokens) {
-      case 1: run<1, R>(a); break;
-      case 2: run<2, R>(a); break;
-      case 3: run<3, R>(a); break;
-      default: run<4, R>(a); break;
-    }
-  }
-
   // 1 to 4 tokens; false: not handled here.
   static bool strip(const StripArgs& a) {
     if (a.x.n_tokens < 1 || a.x.n_tokens > 4 || a.n_rows < 1 || a.n_rows > kRows) return false;
-    if (a.n_rows == kRows) {
-      run_group<StripRows<false>>(a);
-    } else {
-      run_group<StripRows<true>>(a);
-    }
+    run_row_kernel<Q6KRows>(a);
     return true;
   }
 };
