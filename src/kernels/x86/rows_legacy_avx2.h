@@ -71,6 +71,12 @@ struct LegacyRows {
     const uint8_t* xq[C];
     const uint8_t* aux[C];
     __m256 acc[C];
+    // Q4_0: the previous block's integer sums, scales and aux word, whose
+    // float update runs after the next block's integer part (below);
+    // zeros before the first block (adding +0 to the +0 start).
+    __m256i ph[C];
+    __m256 pdw;
+    const uint8_t* pax[C];
   };
 
   // One block of the 8 rows for C tokens; its LegacyAux at aux_off.
@@ -126,23 +132,37 @@ struct LegacyRows {
       // Lane r of h: row r's 8 pair sums of one half (rows j | j + 4 per
       // 128-bit half), so the widening vpmaddwd gives lane r = row r.
       const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(sum[0], sum[1]), _mm256_hadd_epi16(sum[2], sum[3]));
-      const uint8_t* ax = s.aux[c] + aux_off;
-      int32_t corr;
-      std::memcpy(&corr, ax + 4, 4);
-      float dx;
-      std::memcpy(&dx, ax, 4);
-      const __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(h, _mm256_set1_epi16(1)), _mm256_set1_epi32(corr));
-      s.acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), dw), _mm256_set1_ps(dx), s.acc[c]);
+      // The previous block's float update, then this block's becomes the
+      // pending one: each block's chain from its loads to its fma is ~40
+      // cycles, and the out-of-order window held about two blocks.
+      finish_q4(s, c);
+      s.ph[c] = h;
+      s.pax[c] = s.aux[c] + aux_off;
     });
+    s.pdw = dw;
+  }
+
+  // The pending block's float update (the reference's, in block order).
+  template <int C, class R>
+  [[gnu::always_inline]] static void finish_q4(State<C, R>& s, int c) {
+    int32_t corr;
+    std::memcpy(&corr, s.pax[c] + 4, 4);
+    float dx;
+    std::memcpy(&dx, s.pax[c], 4);
+    const __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(s.ph[c], _mm256_set1_epi16(1)), _mm256_set1_epi32(corr));
+    s.acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum), s.pdw), _mm256_set1_ps(dx), s.acc[c]);
   }
 
   template <int C, class R>
   [[gnu::noinline]] static void run(const StripArgs& a) {
-    State<C, R> s{R(a), {}, {}, {}};
+    alignas(8) static constexpr uint8_t kZeroAux[8] = {};
+    State<C, R> s{R(a), {}, {}, {}, {}, _mm256_setzero_ps(), {}};
     for (int c = 0; c < C; ++c) {
       s.xq[c] = a.x.q + static_cast<size_t>(c) * a.x.q_stride;
       s.aux[c] = a.x.aux + static_cast<size_t>(c) * a.x.aux_stride;
       s.acc[c] = _mm256_setzero_ps();
+      s.ph[c] = _mm256_setzero_si256();
+      s.pax[c] = kZeroAux;
     }
     const int64_t nb = a.n_in / 32;
     const int64_t units = (nb + kUnit - 1) / kUnit;
@@ -165,6 +185,9 @@ struct LegacyRows {
         for (int64_t b = b0; b < b0 + n; ++b) block(s, b, aux_offset(b));
       }
       if (pf.lines != 0 && !pf.spread) pf.all(s.rows);
+    }
+    if constexpr (!kQ8) {
+      for (int c = 0; c < C; ++c) finish_q4(s, c);
     }
     for (int c = 0; c < C; ++c) {
       s.rows.store(a.y + static_cast<size_t>(c) * a.ldy, s.acc[c]);
