@@ -93,9 +93,12 @@ struct StripRows {
 // to verify) thus cost a read of the strip from memory, by the first group,
 // which alone prefetches what a asks for, and reads from L1 / L2 by the
 // others.
+// Tokens a row kernel call takes (run_row_kernel below).
+constexpr int64_t kRowKernelTokens = 4;
+
 template <class Fn>
 void for_token_groups(const StripArgs& a, Fn&& fn) {
-  constexpr int64_t kGroup = 4;
+  constexpr int64_t kGroup = kRowKernelTokens;
   StripArgs g = a;
   for (int64_t t0 = 0; t0 < a.x.n_tokens; t0 += kGroup) {
     g.x.n_tokens = a.x.n_tokens - t0 < kGroup ? a.x.n_tokens - t0 : kGroup;
@@ -114,6 +117,7 @@ void for_token_groups(const StripArgs& a, Fn&& fn) {
 // fewer.
 template <class Kernel>
 void run_row_kernel(const StripArgs& g) {
+  static_assert(kRowKernelTokens == 4, "the switch below takes 1 to 4 tokens");
   auto with_rows = [&]<class R>() {
     switch (g.x.n_tokens) {
       case 1: Kernel::template run<1, R>(g); break;

@@ -1,4 +1,5 @@
-// Q4_0 and Q8_0 decode (1 to 4 tokens) for the AVX2 table: rows side by
+// Q4_0 and Q8_0 decode (1 to 4 tokens a call, more in groups of 4:
+// rows_common_avx2.h's for_token_groups) for the AVX2 table: rows side by
 // side, each block's 32 quants in the lanes of one vector - no
 // transposition.
 //
@@ -27,8 +28,9 @@
 //
 // The float update is the reference's, block after block (Q4_0:
 // fma(sumi * d_w, d_x, acc); Q8_0: fma(d_w * d_x, sumi, acc)): the same
-// bits as ref::vec_dot_q4_0 / q8_0. d_w of the 8 rows: one 16-bit insert
-// per row (a gather costs more than the rest of the block on these cores).
+// bits as ref::vec_dot_q4_0 / q8_0 (Q4_0's runs one block behind its
+// integer part: State). d_w of the 8 rows: StripRows::halves (Q4_0 one
+// 16-bit insert per row, Q8_0 through general registers).
 //
 // Included only from the x86 kernel files (through strip_legacy.h); used
 // where the policy says so (Isa::kRowKernels: the AVX2 table).

@@ -120,7 +120,7 @@ struct Q6KRows {
 
   // 1 to 4 tokens; false: not handled here.
   static bool strip(const StripArgs& a) {
-    if (a.x.n_tokens < 1 || a.x.n_tokens > 4 || a.n_rows < 1 || a.n_rows > kRows) return false;
+    if (a.x.n_tokens < 1 || a.x.n_tokens > kRowKernelTokens || a.n_rows < 1 || a.n_rows > kRows) return false;
     run_row_kernel<Q6KRows>(a);
     return true;
   }

@@ -285,7 +285,8 @@ void fill_avx2_token_tiles(KernelTable& table) {
     // threads, kazeia bench -p N, KAZEIA_TOKEN_TILES=1 / 0 t/s). Against
     // the row kernels' groups of 4 tokens (Zen 2): Q4_0 13 tokens 165 /
     // 183, 14 179 / 186, 15 190 / 186, 16 200 / 191; Q8_0 16 133 / 124
-    // (20: 100 / 126 - a second group of 16 holding 4 tokens). Earlier,
+    // (20: 100 / 126 with a second group of 16 holding 4 tokens, before
+    // tile_rest_max below). Earlier,
     // against the runner's panels (Zen 3): Q4_0 10 tokens 101 / 92;
     // Q8_0 16 a tie.
     k.tile_above = q4 ? 14 : 15;
