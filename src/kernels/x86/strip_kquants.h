@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/x86/rows_q4_k_avx2.h"
 #include "kernels/x86/rows_q6_k_avx2.h"
 #include "kernels/x86/strip_runner.h"
 #include "kernels/x86/x86_kernels.h"
@@ -465,25 +466,28 @@ struct DecQ3_K : KDec<Isa, FmtQ3_K> {
   static void aux(int64_t n, const uint8_t* q, uint8_t* out) { corr16_aux<4>(n, q, out); }
 };
 
-// Q6_K where the policy asks for it (Isa::kRowKernels: the AVX2 table):
-// one-token decode by rows_q6_k_avx2.h, the rest by the
-// strip runner.
-template <class Isa>
-struct Q6KStrip {
+// Q4_K / Q6_K where the policy asks for it (Isa::kRowKernels: the AVX2
+// table): decode by rows_q4_k_avx2.h / rows_q6_k_avx2.h (Rows), up to
+// kMaxGrouped tokens in groups of 4 (for_token_groups), the rest by the
+// strip runner's panels (Dec).
+template <class Isa, class Rows, class Dec, int64_t kMaxGrouped>
+struct RowKernelStrip {
   static void group(const StripArgs& a) {
-    if (!Q6KRows::strip(a)) StripRunner<Isa, DecQ6_K<Isa>>::strip(a);
+    if (!Rows::strip(a)) StripRunner<Isa, Dec>::strip(a);
   }
-  // Up to kMaxGrouped tokens in groups of 4 (for_token_groups): a
-  // speculative batch to verify against the tied output matrix. Q6_K
-  // 1024 x 75968, 2 threads, Zen 2, best of 15, row groups / the runner's
-  // panels: 2 tokens 2.40 / 3.23 ms, 4 4.87 / 5.53, 5 7.04 / 10.58, 8
-  // 9.96 / 12.56, 12 14.79 / 15.50; from 16 the panels win (19.23 / 18.56).
-  static constexpr int64_t kMaxGrouped = 12;
   static void strip(const StripArgs& a) {
     if (a.x.n_tokens > kMaxGrouped) return group(a);
     for_token_groups(a, group);
   }
 };
+// Q6_K: a speculative batch to verify against the tied output matrix. Q6_K
+// 1024 x 75968, 2 threads, Zen 2, best of 15, row groups / the runner's
+// panels: 2 tokens 2.40 / 3.23 ms, 4 4.87 / 5.53, 5 7.04 / 10.58, 8
+// 9.96 / 12.56, 12 14.79 / 15.50; from 16 the panels win (19.23 / 18.56).
+template <class Isa>
+using Q6KStrip = RowKernelStrip<Isa, Q6KRows, DecQ6_K<Isa>, 12>;
+template <class Isa>
+using Q4KStrip = RowKernelStrip<Isa, Q4KRows, DecQ4_K<Isa>, 4>;
 
 template <class Isa>
 void fill_kquants(KernelTable& table, const char* isa, bool row_kernels) {
@@ -493,7 +497,10 @@ void fill_kquants(KernelTable& table, const char* isa, bool row_kernels) {
   set_strip<Isa, DecQ5_K<Isa>>(table, TensorType::Q5_K, isa);
   set_strip<Isa, DecQ6_K<Isa>>(table, TensorType::Q6_K, isa);
   if constexpr (Isa::kRowKernels) {
-    if (row_kernels) table.weights[static_cast<int>(TensorType::Q6_K)].strip = &Q6KStrip<Isa>::strip;
+    if (row_kernels) {
+      table.weights[static_cast<int>(TensorType::Q4_K)].strip = &Q4KStrip<Isa>::strip;
+      table.weights[static_cast<int>(TensorType::Q6_K)].strip = &Q6KStrip<Isa>::strip;
+    }
   }
 }
 
