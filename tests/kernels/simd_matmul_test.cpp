@@ -556,7 +556,7 @@ TEST(Dispatch, TableWithSettingsAsTheEnvironmentWouldBuildIt) {
   }
 }
 
-// KAZEIA_ROW_KERNELS=0: the AVX2 table's Q4_0 / Q8_0 / Q4_K / Q6_K decode on the
+// KAZEIA_ROW_KERNELS=0: the AVX2 table's Q4_0 / Q8_0 / Q4_K / Q5_K / Q6_K decode on the
 // strip runner instead of the row kernels - other code, the same bits.
 TEST(Dispatch, RowKernelsOffGiveTheSameBits) {
   auto off = kernel_table_with_settings("KAZEIA_ROW_KERNELS=0");
@@ -567,11 +567,12 @@ TEST(Dispatch, RowKernelsOffGiveTheSameBits) {
   // Every other slot is the default table's.
   for (int id = 0; id < kMaxTypeId; ++id) {
     if (id == static_cast<int>(TensorType::Q4_0) || id == static_cast<int>(TensorType::Q8_0) ||
-        id == static_cast<int>(TensorType::Q4_K) || id == static_cast<int>(TensorType::Q6_K))
+        id == static_cast<int>(TensorType::Q4_K) || id == static_cast<int>(TensorType::Q5_K) ||
+        id == static_cast<int>(TensorType::Q6_K))
       continue;
     EXPECT_EQ((*off)->weights[id].strip, on.weights[id].strip) << "type id " << id;
   }
-  for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K}) {
+  for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
     SCOPED_TRACE(tensor_type_name(type));
     if (avx2) {
       EXPECT_NE((*off)->find(type)->strip, on.find(type)->strip);

@@ -25,7 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/x86/rows_q4_k_avx2.h"
+#include "kernels/x86/rows_q45_k_avx2.h"
 #include "kernels/x86/rows_q6_k_avx2.h"
 #include "kernels/x86/strip_runner.h"
 #include "kernels/x86/x86_kernels.h"
@@ -466,8 +466,8 @@ struct DecQ3_K : KDec<Isa, FmtQ3_K> {
   static void aux(int64_t n, const uint8_t* q, uint8_t* out) { corr16_aux<4>(n, q, out); }
 };
 
-// Q4_K / Q6_K where the policy asks for it (Isa::kRowKernels: the AVX2
-// table): decode by rows_q4_k_avx2.h / rows_q6_k_avx2.h (Rows), up to
+// Q4_K / Q5_K / Q6_K where the policy asks for it (Isa::kRowKernels: the
+// AVX2 table): decode by rows_q45_k_avx2.h / rows_q6_k_avx2.h (Rows), up to
 // kMaxGrouped tokens in groups of 4 (for_token_groups), the rest by the
 // strip runner's panels (Dec).
 template <class Isa, class Rows, class Dec, int64_t kMaxGrouped>
@@ -488,6 +488,8 @@ template <class Isa>
 using Q6KStrip = RowKernelStrip<Isa, Q6KRows, DecQ6_K<Isa>, 12>;
 template <class Isa>
 using Q4KStrip = RowKernelStrip<Isa, Q4KRows, DecQ4_K<Isa>, 4>;
+template <class Isa>
+using Q5KStrip = RowKernelStrip<Isa, Q5KRows, DecQ5_K<Isa>, 4>;
 
 template <class Isa>
 void fill_kquants(KernelTable& table, const char* isa, bool row_kernels) {
@@ -499,6 +501,7 @@ void fill_kquants(KernelTable& table, const char* isa, bool row_kernels) {
   if constexpr (Isa::kRowKernels) {
     if (row_kernels) {
       table.weights[static_cast<int>(TensorType::Q4_K)].strip = &Q4KStrip<Isa>::strip;
+      table.weights[static_cast<int>(TensorType::Q5_K)].strip = &Q5KStrip<Isa>::strip;
       table.weights[static_cast<int>(TensorType::Q6_K)].strip = &Q6KStrip<Isa>::strip;
     }
   }

@@ -1,7 +1,7 @@
-// Q4_K decode (1 to 4 tokens) for the AVX2 table: rows side by side, a row's
-// quants in the lanes of its own vectors - no transposition of the quants
-// (see rows_legacy_avx2.h for why; Q4_K carries most of a Q4_K_M file's
-// bytes).
+// Q4_K and Q5_K decode (1 to 4 tokens) for the AVX2 table: rows side by
+// side, a row's quants in the lanes of its own vectors - no transposition
+// of the quants (see rows_legacy_avx2.h for why; Q4_K / Q5_K carry most of
+// a Q4_K_M / Q5_K_M file's bytes).
 //
 // Per super-block of the 8 rows:
 //  - the 16-byte headers (d, dmin, 12 bytes of 6-bit scales and mins) are
@@ -17,14 +17,20 @@
 //    scale, not one per row, which made the first version (vpmaddwd per row
 //    and sub-block, rows reduced by sum_lanes8) slower than the strip runner
 //    (1.11x its time, 1 thread, cache-resident, Zen 2);
+//  - Q5_K: each quant's fifth bit (bit u of its qh byte) is shifted to bit
+//    4 and or'ed in. Quants reach 31, so a 16-element int16 sum could
+//    overflow: one vphaddw level (8 elements, at most 31744), vpmaddwd by
+//    the scales of four rows at a time, and the last level in int32. Here
+//    the row kernel saves less (0.97x the runner's time, 1 thread,
+//    cache-resident: the fifth bits cost three instructions a vector);
 //  - the mins term I2 = sum of m_j * (sum of sub-block j's activations) is
 //    four vpmaddwd of the rows' (m_2p, m_2p+1) against the token's aux word
 //    p (its sums of 32, pairs32_aux).
 //
 // Those are the integers I1 and I2 of strip_kquants.h exactly (|I1| < 256 *
-// 15 * 128 * 63 < 2^31), and the float update is that file's
+// 31 * 128 * 63 < 2^31), and the float update is that file's
 //   acc = fma(d_w * d_x, float(I1), acc); acc = fnma(dmin_w * d_x, float(I2), acc)
-// per super-block: the same bits as the strip runner's Q4_K strips.
+// per super-block: the same bits as the strip runner's Q4_K / Q5_K strips.
 //
 // Included only from the x86 kernel files (through strip_kquants.h); used
 // where the policy says so (Isa::kRowKernels: the AVX2 table).
@@ -35,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/dispatch.h"
 #include "kernels/x86/rows_common_avx2.h"
@@ -44,11 +51,15 @@
 namespace kazeia::kernels::x86 {
 namespace {
 
-struct Q4KRows {
+// kQ5: Q5_K weights, else Q4_K.
+template <bool kQ5>
+struct K45Rows {
+  using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
   static constexpr int kRows = StripRows<false>::kRows;
-  static constexpr size_t kBytes = sizeof(BlockQ4_K);  // d, dmin, scales[12], qs[128]
+  static constexpr size_t kBytes = sizeof(Block);  // d, dmin, scales[12], (Q5_K: qh[32],) qs[128]
   static constexpr size_t kXBytes = sizeof(BlockQ8_K);  // d (float), qs[256], bsums[16]
-  static constexpr size_t kQs = offsetof(BlockQ4_K, qs);  // after the 16-byte header
+  static constexpr size_t kQs = offsetof(Block, qs);
+  static constexpr size_t kQh = kQ5 ? offsetof(BlockQ5_K, qh) : 0;
   static constexpr size_t kXqs = offsetof(BlockQ8_K, qs);
   static constexpr size_t kAuxBytes = 16;  // per super-block: 8 int16 sums of 32 (pairs32_aux)
 
@@ -57,11 +68,7 @@ struct Q4KRows {
   template <class R>
   [[gnu::always_inline]] static void headers(const R& rows, size_t off, __m256i h[4]) {
     __m256i v[4];
-    static_for<4>([&](auto j) __attribute__((always_inline)) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows.row(j) + off));
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows.row(j + 4) + off));
-      v[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
-    });
+    static_for<4>([&](auto j) __attribute__((always_inline)) { v[j] = pair_load(rows, j, off); });
     const __m256i t0 = _mm256_unpacklo_epi32(v[0], v[1]), t1 = _mm256_unpackhi_epi32(v[0], v[1]);
     const __m256i t2 = _mm256_unpacklo_epi32(v[2], v[3]), t3 = _mm256_unpackhi_epi32(v[2], v[3]);
     h[0] = _mm256_unpacklo_epi64(t0, t2);
@@ -76,6 +83,21 @@ struct Q4KRows {
   [[gnu::always_inline]] static __m256i pair_ctrl() {
     auto w = [](int i) { return (4 * i + b0) | 0x80 << 8 | (4 * i + b1) << 16 | static_cast<int>(0x80000000u); };
     return _mm256_setr_epi32(w(0), w(1), w(2), w(3), w(0), w(1), w(2), w(3));
+  }
+
+  // Bytes b and b + 4 of every 128-bit half, each as four zero-extended int16.
+  template <int b>
+  [[gnu::always_inline]] static __m256i quad_ctrl() {
+    constexpr int lo = b | 0x8000 | b << 16 | static_cast<int>(0x80000000u), hi = lo + (4 | 4 << 16);
+    return _mm256_setr_epi32(lo, lo, hi, hi, lo, lo, hi, hi);
+  }
+
+  // 16 bytes at `at` of rows j (low half) and j + 4 (high half).
+  template <class R>
+  [[gnu::always_inline]] static __m256i pair_load(const R& rows, int j, size_t at) {
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows.row(j) + at));
+    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows.row(j + 4) + at));
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
   }
 
   template <int C, class R>
@@ -102,7 +124,15 @@ struct Q4KRows {
       const __m256i sc_hi = _mm256_or_si256(_mm256_and_si256(h[3], m4), _mm256_and_si256(_mm256_srli_epi32(h[1], 2), top));
       const __m256i mn_hi =
           _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(h[3], 4), m4), _mm256_and_si256(_mm256_srli_epi32(h[2], 2), top));
-      __m256i i1[C];
+      // Q5_K: element 16e + l of every sub-block u has its fifth bit in bit
+      // u of qh byte 16e + l (rows j | j + 4 as the nibbles below).
+      __m256i qh[2][4];
+      if constexpr (kQ5) {
+        static_for<2>([&](auto e) __attribute__((always_inline)) {
+          static_for<4>([&](auto j) __attribute__((always_inline)) { qh[e][j] = pair_load(rows, j, off + kQh + 16 * e); });
+        });
+      }
+      __m256i ip[C][kQ5 ? 2 : 1];
       static_for<8>([&](auto u) __attribute__((always_inline)) {
         // Sub-block u: the low (u even) or high nibbles of qs bytes
         // 32 (u / 2) .. + 31; chunk e = its elements 16e .. 16e + 15, rows
@@ -110,28 +140,48 @@ struct Q4KRows {
         __m256i q[2][4];
         static_for<2>([&](auto e) __attribute__((always_inline)) {
           static_for<4>([&](auto j) __attribute__((always_inline)) {
-            const size_t at = off + kQs + 32 * (u / 2) + 16 * e;
-            const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows.row(j) + at));
-            const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows.row(j + 4) + at));
-            const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+            const __m256i v = pair_load(rows, j, off + kQs + 32 * (u / 2) + 16 * e);
             q[e][j] = u % 2 == 0 ? _mm256_and_si256(v, m4) : _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+            if constexpr (kQ5) {
+              const __m256i b = u < 4 ? _mm256_slli_epi16(qh[e][j], 4 - u) : _mm256_srli_epi16(qh[e][j], u - 4);
+              q[e][j] = _mm256_or_si256(q[e][j], _mm256_and_si256(b, _mm256_set1_epi8(0x10)));
+            }
           });
         });
-        // Lane r: (sc, sc) of row r's sub-block u.
-        const __m256i scu = _mm256_shuffle_epi8(u < 4 ? sc_lo : sc_hi, pair_ctrl<u % 4, u % 4>());
+        const __m256i& sc = u < 4 ? sc_lo : sc_hi;
         static_for<C>([&](auto c) __attribute__((always_inline)) {
           const __m256i x0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[c] + 32 * u)));
           const __m256i x1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[c] + 32 * u + 16)));
-          __m256i s[4];
+          __m256i s[4];  // rows j | j + 4: 4 elements an int16 (Q4_K at most 7680, Q5_K 15872)
           static_for<4>([&](auto j) __attribute__((always_inline)) {
             s[j] = _mm256_add_epi16(_mm256_maddubs_epi16(q[0][j], x0), _mm256_maddubs_epi16(q[1][j], x1));
           });
-          // Lane r: row r's two sums of 16 elements (rows j | j + 4 per
-          // 128-bit half, as in rows_legacy_avx2.h's Q4_0).
-          const __m256i t = _mm256_hadd_epi16(_mm256_hadd_epi16(s[0], s[1]), _mm256_hadd_epi16(s[2], s[3]));
-          const __m256i part = _mm256_madd_epi16(t, scu);
-          i1[c] = u == 0 ? part : _mm256_add_epi32(i1[c], part);
+          if constexpr (!kQ5) {
+            // Lane r: row r's two sums of 16 elements (rows j | j + 4 per
+            // 128-bit half, as in rows_legacy_avx2.h's Q4_0), times (sc, sc)
+            // of its sub-block u.
+            const __m256i t = _mm256_hadd_epi16(_mm256_hadd_epi16(s[0], s[1]), _mm256_hadd_epi16(s[2], s[3]));
+            const __m256i part = _mm256_madd_epi16(t, _mm256_shuffle_epi8(sc, pair_ctrl<u % 4, u % 4>()));
+            ip[c][0] = u == 0 ? part : _mm256_add_epi32(ip[c][0], part);
+          } else {
+            // One level only (8 elements an int16, at most 31744): rows 0, 1 |
+            // 4, 5 (k = 0) and 2, 3 | 6, 7 (k = 1), four int16 each, times
+            // their scales; the last level is the int32 one below.
+            static_for<2>([&](auto k) __attribute__((always_inline)) {
+              const __m256i t = _mm256_hadd_epi16(s[2 * k], s[2 * k + 1]);
+              const __m256i part = _mm256_madd_epi16(t, _mm256_shuffle_epi8(sc, quad_ctrl<8 * k + u % 4>()));
+              ip[c][k] = u == 0 ? part : _mm256_add_epi32(ip[c][k], part);
+            });
+          }
         });
+      });
+      __m256i i1[C];
+      static_for<C>([&](auto c) __attribute__((always_inline)) {
+        if constexpr (kQ5) {
+          i1[c] = _mm256_hadd_epi32(ip[c][0], ip[c][1]);
+        } else {
+          i1[c] = ip[c][0];
+        }
       });
       if (pf.spread) {
         static_for<kRows>([&](auto r) __attribute__((always_inline)) { pf.row(rows.row(r)); });
@@ -174,10 +224,12 @@ struct Q4KRows {
   // 1 to 4 tokens; false: not handled here.
   static bool strip(const StripArgs& a) {
     if (a.x.n_tokens < 1 || a.x.n_tokens > kRowKernelTokens || a.n_rows < 1 || a.n_rows > kRows) return false;
-    run_row_kernel<Q4KRows>(a);
+    run_row_kernel<K45Rows>(a);
     return true;
   }
 };
+using Q4KRows = K45Rows<false>;
+using Q5KRows = K45Rows<true>;
 
 }  // namespace
 }  // namespace kazeia::kernels::x86
