@@ -97,16 +97,28 @@ struct KCompute : ComputeBase<Isa> {
 
   // Without VNNI (one vpmaddubsw + one vpmaddwd per word, and cores with a
   // single vector-multiply port) the words of a group sum their vpmaddubsw
-  // pairs in int16 and the group widens once: with the unit's scale as an
-  // int16 pair when the format has no offset (vpmaddwd gives sc * sum), else
-  // to int32 next to the corr word and vpmulld at the unit's end as before.
+  // pairs in int16 and the group widens once, with the unit's scale as an
+  // int16 pair (vpmaddwd gives sc * sum). The offset formats (Q3_K, Q6_K)
+  // add their -offset * sum(x) term once per block from the bsums (end);
+  // they widened each group by 1, started each unit from its corr word and
+  // took a vpmulld by the scale at the unit's end (Q6_K, 1024 x 3072, 128
+  // tokens, 2 threads, Zen 2: 1.07x the time; Q3_K 1.06x).
   // kGroupWords keeps the int16 sum exact: a pair is at most 2 * kQmax * 128
   // (Q8_K activations reach -128). Same integers, same bits.
   static constexpr bool kInt16 = !Isa::kVnni;
+  static_assert(!kInt16 || Fmt::kOffset == 0 || Fmt::kUnitElems == 16, "the offset term takes one bsum per unit");
   static constexpr int kGroupWords = std::min(kUnitWords, 32767 / (256 * Fmt::kQmax));
   static_assert(kUnitWords % kGroupWords == 0);
   VI t16[C];
-  VI s32[C];
+
+  // (a, b) as one int16 pair per lane (a and b: int32 lanes in int16 range).
+  [[gnu::always_inline]] static VI int16_pair(VI a, VI b) {
+    if constexpr (Fmt::kOffset == 0) {
+      return Isa::or_(a, Isa::template sll32<16>(b));  // scales 0..63: no sign bits to clear
+    } else {
+      return Isa::or_(Isa::and_(a, Isa::splat32(0xFFFFu)), Isa::template sll32<16>(b));
+    }
+  }
 
   template <int J>
   [[gnu::always_inline]] void scale(VF v) {
@@ -135,19 +147,13 @@ struct KCompute : ComputeBase<Isa> {
       t16[c] = kg == 0 ? p : Isa::add16(t16[c], p);
     });
     if constexpr (kg == kGroupWords - 1) {
+      // The unit's scale as an int16 pair: vpmaddwd gives sc * the group's
+      // sum. The offset formats' -offset * sum(x) term is added once per
+      // block (end), not per unit as the int32 path's chains start from it.
+      const VI sc_pair = int16_pair(sc[u], sc[u]);
       static_for<C>([&](auto c) __attribute__((always_inline)) {
-        if constexpr (Fmt::kOffset == 0) {
-          const VI sc_pair = Isa::or_(sc[u], Isa::template sll32<16>(sc[u]));  // scales are 0..63
-          const VI part = Isa::madd16(t16[c], sc_pair);
-          isum[c] = u == Fmt::kFirstUnit && g == 0 ? part : Isa::add32(isum[c], part);
-        } else {
-          const VI wide = Isa::widen16(t16[c]);
-          s32[c] = g == 0 ? Isa::add32(init(c, u), wide) : Isa::add32(s32[c], wide);
-          if constexpr (k == kUnitWords - 1) {
-            const VI s = Isa::mullo32(sc[u], s32[c]);
-            isum[c] = u == Fmt::kFirstUnit ? s : Isa::add32(isum[c], s);
-          }
-        }
+        const VI part = Isa::madd16(t16[c], sc_pair);
+        isum[c] = u == Fmt::kFirstUnit && g == 0 ? part : Isa::add32(isum[c], part);
       });
     }
   }
@@ -174,6 +180,22 @@ struct KCompute : ComputeBase<Isa> {
     }
   }
   void end() {
+    if constexpr (kInt16 && Fmt::kOffset != 0) {
+      // I1's term -offset * sum over the units of sc_u * (sum of unit u's
+      // activations): scale pairs against the Q8_K block's bsums (one per
+      // unit), shifted (offset 4 or 32), exact: at most 32 * 16 * 128 *
+      // 2048 in magnitude.
+      static_assert(Fmt::kOffset == 4 || Fmt::kOffset == 32);
+      constexpr int kShift = Fmt::kOffset == 4 ? 2 : 5;
+      VI pairs[Fmt::kUnits / 2];
+      static_for<Fmt::kUnits / 2>([&](auto p) __attribute__((always_inline)) { pairs[p] = int16_pair(sc[2 * p], sc[2 * p + 1]); });
+      static_for<C>([&](auto c) __attribute__((always_inline)) {
+        const uint8_t* bsums = this->tok[c].q + 292 * this->b + 260;
+        VI m = Isa::dot2x16(Isa::zero_i(), pairs[0], bsums);
+        static_for<Fmt::kUnits / 2 - 1>([&](auto p) __attribute__((always_inline)) { m = Isa::dot2x16(m, pairs[p + 1], bsums + 4 * (p + 1)); });
+        isum[c] = Isa::sub32(isum[c], Isa::template sll32<kShift>(m));
+      });
+    }
     static_for<C>([&](auto c) __attribute__((always_inline)) {
       const uint8_t* xb = this->tok[c].q + 292 * this->b;
       const VF dx = Isa::bcst_f32(xb);
