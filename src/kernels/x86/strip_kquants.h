@@ -392,8 +392,12 @@ struct DecQ6_K : KDec<Isa, FmtQ6_K> {
       });
     });
   }
-  static size_t aux_bytes(int64_t n) { return corr16_aux_bytes(n); }
-  static void aux(int64_t n, const uint8_t* q, uint8_t* out) { corr16_aux<32>(n, q, out); }
+  // The corr words start the int32 path's unit chains (VNNI); the int16
+  // path (and the AVX2 row kernel) take the offset term from the bsums.
+  static size_t aux_bytes(int64_t n) { return KCompute<Isa, FmtQ6_K, 1, 1>::kInt16 ? 0 : corr16_aux_bytes(n); }
+  static void aux(int64_t n, const uint8_t* q, uint8_t* out) {
+    if constexpr (!KCompute<Isa, FmtQ6_K, 1, 1>::kInt16) corr16_aux<32>(n, q, out);
+  }
 };
 
 // ---------------------------------------------------------- Q2_K / Q3_K
@@ -484,8 +488,10 @@ struct DecQ3_K : KDec<Isa, FmtQ3_K> {
       });
     });
   }
-  static size_t aux_bytes(int64_t n) { return corr16_aux_bytes(n); }
-  static void aux(int64_t n, const uint8_t* q, uint8_t* out) { corr16_aux<4>(n, q, out); }
+  static size_t aux_bytes(int64_t n) { return KCompute<Isa, FmtQ3_K, 1, 1>::kInt16 ? 0 : corr16_aux_bytes(n); }
+  static void aux(int64_t n, const uint8_t* q, uint8_t* out) {
+    if constexpr (!KCompute<Isa, FmtQ3_K, 1, 1>::kInt16) corr16_aux<4>(n, q, out);
+  }
 };
 
 // Q4_K / Q5_K / Q6_K where the policy asks for it (Isa::kRowKernels: the
