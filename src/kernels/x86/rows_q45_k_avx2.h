@@ -137,25 +137,22 @@ struct K45Rows {
         // Sub-block u: the low (u even) or high nibbles of qs bytes
         // 32 (u / 2) .. + 31; chunk e = its elements 16e .. 16e + 15, rows
         // j and j + 4 in one vector.
-        __m256i q[2][4];
-        static_for<2>([&](auto e) __attribute__((always_inline)) {
-          static_for<4>([&](auto j) __attribute__((always_inline)) {
-            const __m256i v = pair_load(rows, j, off + kQs + 32 * (u / 2) + 16 * e);
-            q[e][j] = u % 2 == 0 ? _mm256_and_si256(v, m4) : _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-            if constexpr (kQ5) {
-              const __m256i b = u < 4 ? _mm256_slli_epi16(qh[e][j], 4 - u) : _mm256_srli_epi16(qh[e][j], u - 4);
-              q[e][j] = _mm256_or_si256(q[e][j], _mm256_and_si256(b, _mm256_set1_epi8(0x10)));
-            }
-          });
-        });
+        auto unpack = [&](auto j, auto e) __attribute__((always_inline)) {
+          const __m256i v = pair_load(rows, j, off + kQs + 32 * (u / 2) + 16 * e);
+          __m256i q = u % 2 == 0 ? _mm256_and_si256(v, m4) : _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+          if constexpr (kQ5) {
+            const __m256i b = u < 4 ? _mm256_slli_epi16(qh[e][j], 4 - u) : _mm256_srli_epi16(qh[e][j], u - 4);
+            q = _mm256_or_si256(q, _mm256_and_si256(b, _mm256_set1_epi8(0x10)));
+          }
+          return q;
+        };
+        auto xv = [&](auto c, int half) __attribute__((always_inline)) {
+          return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[c] + 32 * u + 16 * half)));
+        };
         const __m256i& sc = u < 4 ? sc_lo : sc_hi;
-        static_for<C>([&](auto c) __attribute__((always_inline)) {
-          const __m256i x0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[c] + 32 * u)));
-          const __m256i x1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[c] + 32 * u + 16)));
-          __m256i s[4];  // rows j | j + 4: 4 elements an int16 (Q4_K at most 7680, Q5_K 15872)
-          static_for<4>([&](auto j) __attribute__((always_inline)) {
-            s[j] = _mm256_add_epi16(_mm256_maddubs_epi16(q[0][j], x0), _mm256_maddubs_epi16(q[1][j], x1));
-          });
+        // Token c's sums s (rows j | j + 4: 4 elements an int16, Q4_K at
+        // most 7680, Q5_K 15872) into its partial sums ip[c].
+        auto reduce = [&](auto c, const __m256i* s) __attribute__((always_inline)) {
           if constexpr (!kQ5) {
             // Lane r: row r's two sums of 16 elements (rows j | j + 4 per
             // 128-bit half, as in rows_legacy_avx2.h's Q4_0), times (sc, sc)
@@ -173,7 +170,36 @@ struct K45Rows {
               ip[c][k] = u == 0 ? part : _mm256_add_epi32(ip[c][k], part);
             });
           }
-        });
+        };
+        if constexpr (kQ5 && C <= 2) {
+          // Q5_K: a row pair's two chunks unpacked right where the tokens
+          // use them. Held for all rows over the tokens, as below, they and
+          // the qh vectors were spilled: 1 token 0.92x the time this way
+          // (1 thread, cache-resident; 0.95x cold with 2 threads). 3-4
+          // tokens ran 1.15x slower this way and Q4_K 1.01x, so they keep
+          // the order below.
+          __m256i s[C][4];
+          static_for<4>([&](auto j) __attribute__((always_inline)) {
+            const __m256i q0 = unpack(j, std::integral_constant<int, 0>{}), q1 = unpack(j, std::integral_constant<int, 1>{});
+            static_for<C>([&](auto c) __attribute__((always_inline)) {
+              s[c][j] = _mm256_add_epi16(_mm256_maddubs_epi16(q0, xv(c, 0)), _mm256_maddubs_epi16(q1, xv(c, 1)));
+            });
+          });
+          static_for<C>([&](auto c) __attribute__((always_inline)) { reduce(c, s[c]); });
+        } else {
+          __m256i q[2][4];
+          static_for<2>([&](auto e) __attribute__((always_inline)) {
+            static_for<4>([&](auto j) __attribute__((always_inline)) { q[e][j] = unpack(j, e); });
+          });
+          static_for<C>([&](auto c) __attribute__((always_inline)) {
+            const __m256i x0 = xv(c, 0), x1 = xv(c, 1);
+            __m256i s[4];
+            static_for<4>([&](auto j) __attribute__((always_inline)) {
+              s[j] = _mm256_add_epi16(_mm256_maddubs_epi16(q[0][j], x0), _mm256_maddubs_epi16(q[1][j], x1));
+            });
+            reduce(c, s);
+          });
+        }
       });
       __m256i i1[C];
       static_for<C>([&](auto c) __attribute__((always_inline)) {
