@@ -13,6 +13,7 @@
 // 8-block stream groups and of the 8 / 16-row strips and token tiles.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -564,15 +565,16 @@ TEST(Dispatch, RowKernelsOffGiveTheSameBits) {
   const KernelTable& on = active_kernels();
   const bool avx2 = std::string(on.name) == "avx2";
   if (!avx2) std::printf("*** active kernels %s: no row kernels to turn off, comparing equal tables ***\n", on.name);
+  const TensorType row_kernel_types[] = {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K,
+                                         TensorType::Q6_K};
   // Every other slot is the default table's.
   for (int id = 0; id < kMaxTypeId; ++id) {
-    if (id == static_cast<int>(TensorType::Q4_0) || id == static_cast<int>(TensorType::Q8_0) ||
-        id == static_cast<int>(TensorType::Q4_K) || id == static_cast<int>(TensorType::Q5_K) ||
-        id == static_cast<int>(TensorType::Q6_K))
+    if (std::any_of(std::begin(row_kernel_types), std::end(row_kernel_types),
+                    [&](TensorType t) { return static_cast<int>(t) == id; }))
       continue;
     EXPECT_EQ((*off)->weights[id].strip, on.weights[id].strip) << "type id " << id;
   }
-  for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+  for (TensorType type : row_kernel_types) {
     SCOPED_TRACE(tensor_type_name(type));
     if (avx2) {
       EXPECT_NE((*off)->find(type)->strip, on.find(type)->strip);

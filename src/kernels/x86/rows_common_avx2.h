@@ -46,6 +46,14 @@ struct StripRows {
     return r < 4 ? r0 + r * stride : r4 + (r - 4) * stride;
   }
 
+  // 16 bytes at `at` of rows j (low half) and j + 4 (high half), j < 4: two
+  // rows' blocks in one vector (the Q4_0 / Q4_K / Q5_K row kernels).
+  [[gnu::always_inline]] __m256i pair(int j, size_t at) const {
+    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row(j) + at));
+    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row(j + 4) + at));
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+  }
+
   // The fp16 at byte `off` of every row, as floats (a gather costs more
   // than the rest of a Q4_0 block on these cores).
   //  - kViaGpr: packed four to a 64-bit word in general registers

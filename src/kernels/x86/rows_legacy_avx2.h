@@ -116,9 +116,7 @@ struct LegacyRows {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256i lo[4], hi[4];
     static_for<4>([&](auto j) __attribute__((always_inline)) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.rows.row(j) + off + 2));
-      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.rows.row(j + 4) + off + 2));
-      const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(a), c, 1);
+      const __m256i q = s.rows.pair(j, off + 2);
       lo[j] = _mm256_and_si256(q, m4);
       hi[j] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
     });

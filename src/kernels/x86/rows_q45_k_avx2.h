@@ -21,8 +21,9 @@
 //    4 and or'ed in. Quants reach 31, so a 16-element int16 sum could
 //    overflow: one vphaddw level (8 elements, at most 31744), vpmaddwd by
 //    the scales of four rows at a time, and the last level in int32. Here
-//    the row kernel saves less (0.97x the runner's time, 1 thread,
-//    cache-resident: the fifth bits cost three instructions a vector);
+//    the row kernel saves less (0.92x the runner's time for 1 token, 1
+//    thread, cache-resident: the fifth bits cost three instructions a
+//    vector);
 //  - the mins term I2 = sum of m_j * (sum of sub-block j's activations) is
 //    four vpmaddwd of the rows' (m_2p, m_2p+1) against the token's aux word
 //    p (its sums of 32, pairs32_aux).
@@ -68,7 +69,7 @@ struct K45Rows {
   template <class R>
   [[gnu::always_inline]] static void headers(const R& rows, size_t off, __m256i h[4]) {
     __m256i v[4];
-    static_for<4>([&](auto j) __attribute__((always_inline)) { v[j] = pair_load(rows, j, off); });
+    static_for<4>([&](auto j) __attribute__((always_inline)) { v[j] = rows.pair(j, off); });
     const __m256i t0 = _mm256_unpacklo_epi32(v[0], v[1]), t1 = _mm256_unpackhi_epi32(v[0], v[1]);
     const __m256i t2 = _mm256_unpacklo_epi32(v[2], v[3]), t3 = _mm256_unpackhi_epi32(v[2], v[3]);
     h[0] = _mm256_unpacklo_epi64(t0, t2);
@@ -90,14 +91,6 @@ struct K45Rows {
   [[gnu::always_inline]] static __m256i quad_ctrl() {
     constexpr int lo = b | 0x8000 | b << 16 | static_cast<int>(0x80000000u), hi = lo + (4 | 4 << 16);
     return _mm256_setr_epi32(lo, lo, hi, hi, lo, lo, hi, hi);
-  }
-
-  // 16 bytes at `at` of rows j (low half) and j + 4 (high half).
-  template <class R>
-  [[gnu::always_inline]] static __m256i pair_load(const R& rows, int j, size_t at) {
-    const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows.row(j) + at));
-    const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows.row(j + 4) + at));
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
   }
 
   template <int C, class R>
@@ -129,7 +122,7 @@ struct K45Rows {
       __m256i qh[2][4];
       if constexpr (kQ5) {
         static_for<2>([&](auto e) __attribute__((always_inline)) {
-          static_for<4>([&](auto j) __attribute__((always_inline)) { qh[e][j] = pair_load(rows, j, off + kQh + 16 * e); });
+          static_for<4>([&](auto j) __attribute__((always_inline)) { qh[e][j] = rows.pair(j, off + kQh + 16 * e); });
         });
       }
       __m256i ip[C][kQ5 ? 2 : 1];
@@ -138,7 +131,7 @@ struct K45Rows {
         // 32 (u / 2) .. + 31; chunk e = its elements 16e .. 16e + 15, rows
         // j and j + 4 in one vector.
         auto unpack = [&](auto j, auto e) __attribute__((always_inline)) {
-          const __m256i v = pair_load(rows, j, off + kQs + 32 * (u / 2) + 16 * e);
+          const __m256i v = rows.pair(j, off + kQs + 32 * (u / 2) + 16 * e);
           __m256i q = u % 2 == 0 ? _mm256_and_si256(v, m4) : _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
           if constexpr (kQ5) {
             const __m256i b = u < 4 ? _mm256_slli_epi16(qh[e][j], 4 - u) : _mm256_srli_epi16(qh[e][j], u - 4);
