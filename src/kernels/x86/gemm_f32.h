@@ -91,7 +91,10 @@ struct GemmF32 {
   // caches since). They prefetch B kPrefetchRows rows ahead, into L1.
   // Per-token interleaved A/B (Zen 4, 2 threads, median token times), decode
   // time with / without: 0.996x at an empty context, 0.96-0.98x after 2048
-  // tokens (Qwen3-0.6B Q4_0).
+  // tokens (Qwen3-0.6B Q4_0). That predates the attention's read_into_cache
+  // of each tile before its products: the attention's B rows now arrive in
+  // cache, so there these prefetches find their lines present (not timed
+  // since); the delta rule's products still read the state cold.
   static constexpr int64_t kPrefetchMaxRows = 2;
   static constexpr int64_t kPrefetchRows = 16;
 
