@@ -64,7 +64,7 @@ Status DenseTransformer::bind_weights(const gguf::File& file, bool qk_norm) {
 }
 
 Result<std::unique_ptr<ModelState>> DenseTransformer::new_state(const StateOptions& options) const {
-  if (options.n_ctx <= 0) return InvalidArgument("context size must be positive, got " + std::to_string(options.n_ctx));
+  KZ_RETURN_IF_ERROR(check_state_options(options));
   return std::make_unique<ModelState>(config_, options);
 }
 
@@ -80,7 +80,7 @@ Status DenseTransformer::forward(ModelState& state, const ForwardRequest& reques
     // x += the previous layer's feed-forward output (none before layer 0).
     add_and_norm_rows(x.data(), il > 0 ? y.data() : nullptr, l.attn_norm, n, c.n_embd, c.rms_eps, h.data(), request.pool);
     KvLayer& kv = state.kv()[static_cast<size_t>(state.kv_index(il))];
-    KZ_RETURN_IF_ERROR(attention_forward(c, l.attn, kv, state.kv_type(), state.kv_head_stride(), state.n_past(), h.data(), n,
+    KZ_RETURN_IF_ERROR(attention_forward(c, l.attn, kv, state.kv_type(), state.kv_layout(), state.n_past(), h.data(), n,
                                          y.data(), request.pool));
     add_and_norm_rows(x.data(), y.data(), l.ffn_norm, n, c.n_embd, c.rms_eps, h.data(), request.pool);
     KZ_RETURN_IF_ERROR(ffn_forward(l.ffn, h.data(), n, y.data(), request.pool));

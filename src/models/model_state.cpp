@@ -13,14 +13,36 @@ namespace {
 std::atomic<uint64_t> g_next_state_id{1};
 }  // namespace
 
+Status check_state_options(const StateOptions& options) {
+  if (options.n_ctx <= 0) return InvalidArgument("context size must be positive, got " + std::to_string(options.n_ctx));
+  if (options.kv_span < 0 || options.kv_span % kKvTile != 0)
+    return InvalidArgument("kv_span must be 0 or a multiple of " + std::to_string(kKvTile) + " positions, got " +
+                           std::to_string(options.kv_span));
+  return OkStatus();
+}
+
 ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
     : options_(options), id_(g_next_state_id.fetch_add(1, std::memory_order_relaxed)) {
   kv_row_ = config.n_head_kv * std::max(config.head_dim_k, config.head_dim_v);
-  kv_head_stride_ = padded_ctx() * std::max(config.head_dim_k, config.head_dim_v);
+  {
+    // A span: as many whole tiles as one layer's K (all heads) fits in 2
+    // MiB, at least one tile and at most the context (model_state.h).
+    const int64_t d = std::max(config.head_dim_k, config.head_dim_v);
+    const int64_t elem = options.kv_type == KvType::kF32 ? 4 : 2;
+    const int64_t per_position = std::max<int64_t>(1, config.n_head_kv * d * elem);
+    constexpr int64_t kHugePage = int64_t{2} << 20;
+    KvLayout& l = kv_layout_;
+    l.span = options.kv_span > 0 ? options.kv_span : std::clamp(kHugePage / per_position / kKvTile * kKvTile, kKvTile, padded_ctx());
+    l.head_stride = l.span * d;
+    l.span_stride = config.n_head_kv * l.head_stride;
+    l.n_spans = (padded_ctx() + l.span - 1) / l.span;
+    l.n_heads = config.n_head_kv;
+    l.last_head_stride = (padded_ctx() - (l.n_spans - 1) * l.span) * d;
+  }
   ssm_nk_ = config.ssm_n_k_heads, ssm_nv_ = config.ssm_n_v_heads, ssm_d_ = config.ssm_head_dim;
   ssm_hist_ = config.ssm_conv_kernel - 1;
   ssm_channels_ = 2 * config.ssm_n_k_heads * config.ssm_head_dim + config.ssm_inner;
-  const size_t n = static_cast<size_t>(padded_ctx() * kv_row_);
+  const size_t n = static_cast<size_t>(kv_layout_.values());
   for (LayerKind kind : config.layers) {
     if (kind == LayerKind::kGatedDeltaNet) {
       kv_index_.push_back(-1);
@@ -36,11 +58,11 @@ ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
       kv_index_.push_back(static_cast<int64_t>(kv_.size()));
       KvLayer l;
       if (options.kv_type == KvType::kF32) {
-        l.k = std::make_unique_for_overwrite<float[]>(n);
-        l.v = std::make_unique_for_overwrite<float[]>(n);
+        l.k = KvBuffer<float>(n);
+        l.v = KvBuffer<float>(n);
       } else {
-        l.k16 = std::make_unique_for_overwrite<uint16_t[]>(n);
-        l.v16 = std::make_unique_for_overwrite<uint16_t[]>(n);
+        l.k16 = KvBuffer<uint16_t>(n);
+        l.v16 = KvBuffer<uint16_t>(n);
       }
       kv_.push_back(std::move(l));
     }
@@ -214,7 +236,7 @@ uint64_t StateCheckpoint::memory_bytes() const {
 
 uint64_t ModelState::memory_bytes() const {
   const uint64_t elem = options_.kv_type == KvType::kF32 ? 4 : 2;
-  uint64_t total = kv_.size() * 2 * static_cast<uint64_t>(padded_ctx() * kv_row_) * elem;
+  uint64_t total = kv_.size() * 2 * static_cast<uint64_t>(kv_layout_.values()) * elem;
   for (const auto& r : recurrent_) total += r.memory_bytes();
   return total;
 }

@@ -32,7 +32,7 @@ class Qwen35Model final : public Model {
  public:
   Status init(const gguf::File& file);
   Result<std::unique_ptr<ModelState>> new_state(const StateOptions& options) const override {
-    if (options.n_ctx <= 0) return InvalidArgument("context size must be positive, got " + std::to_string(options.n_ctx));
+    KZ_RETURN_IF_ERROR(check_state_options(options));
     return std::make_unique<ModelState>(config_, options);
   }
   Status forward(ModelState& state, const ForwardRequest& request) const override;
@@ -150,7 +150,7 @@ Status Qwen35Model::forward(ModelState& state, const ForwardRequest& request) co
                                                  kDeltaRuleDefaultChunk, state.recurrent_log(ri)));
     } else {
       KvLayer& kv = state.kv()[static_cast<size_t>(state.kv_index(il))];
-      KZ_RETURN_IF_ERROR(attention_forward(c, l.attn, kv, state.kv_type(), state.kv_head_stride(), state.n_past(), h.data(),
+      KZ_RETURN_IF_ERROR(attention_forward(c, l.attn, kv, state.kv_type(), state.kv_layout(), state.n_past(), h.data(),
                                            n, y.data(), request.pool));
     }
     add_and_norm_rows(x.data(), y.data(), l.post_attention_norm, n, c.n_embd, c.rms_eps, h.data(), request.pool);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "common/test_data.h"
 #include "format/gguf.h"
@@ -82,6 +83,58 @@ TEST(GenModelForward, LogitsAreFiniteWithASaneSpread) {
     ++ran;
   }
   if (ran == 0) GTEST_SKIP() << "no architecture of the generated models is supported yet";
+}
+
+// The KV cache in spans of one and three tiles (model_state.h) against the
+// default, one span for these small models: prefill pieces and decode cross
+// span boundaries, the second case into a last span shorter than the others
+// (the context ends a tile into it), and no logit may change by a bit. Runs
+// without the shared data.
+TEST(GenModelForward, KvSpansLeaveTheLogitsAlone) {
+  const std::string& dir = test_util::work_dir();
+  for (const char* preset : {"tiny-qwen3", "tiny-qwen35"}) {
+    SCOPED_TRACE(preset);
+    auto config = gen_preset_config(preset);
+    ASSERT_TRUE(config.has_value());
+    config->file_type = GenFileType::kQ8_0;
+    config->seed = 11;
+    const std::string path = dir + "/gen_kv_span_model.gguf";
+    auto written = write_test_model(*config, path);
+    ASSERT_TRUE(written.ok()) << written.status().to_string();
+    auto file = gguf::File::open(path);
+    ASSERT_TRUE(file.ok()) << file.status().to_string();
+    auto model = load_model(*file);
+    ASSERT_TRUE(model.ok()) << model.status().to_string();
+    const size_t nv = static_cast<size_t>((*model)->config().n_vocab);
+    std::vector<int32_t> tokens;
+    for (int i = 0; i < 3 * kKvTile + 5; ++i) tokens.push_back(static_cast<int32_t>((i * 131 + 7) % 256));
+    const int64_t n_ctx = static_cast<int64_t>(tokens.size());
+    auto run = [&](int64_t span, KvType kv_type) {
+      auto state = (*model)->new_state({.n_ctx = n_ctx, .kv_type = kv_type, .kv_span = span});
+      EXPECT_TRUE(state.ok()) << state.status().to_string();
+      std::vector<float> logits(tokens.size() * nv);
+      // Pieces of 37 tokens, then one at a time: prefill and decode.
+      for (size_t start = 0; start < tokens.size();) {
+        const size_t n = start < 2 * kKvTile ? std::min<size_t>(37, tokens.size() - start) : 1;
+        ForwardRequest r;
+        r.tokens = std::span<const int32_t>(tokens.data() + start, n);
+        r.rows = LogitsRows::kAll;
+        r.logits = logits.data() + start * nv;
+        Status s = (*model)->forward(**state, r);
+        EXPECT_TRUE(s.ok()) << s.to_string();
+        start += n;
+      }
+      return logits;
+    };
+    for (KvType kv_type : {KvType::kF32, KvType::kF16}) {
+      const std::vector<float> one = run(0, kv_type);
+      for (int64_t span : {kKvTile, 3 * kKvTile}) {
+        const std::vector<float> spans = run(span, kv_type);
+        EXPECT_EQ(0, std::memcmp(one.data(), spans.data(), one.size() * sizeof(float)))
+            << (kv_type == KvType::kF16 ? "f16" : "f32") << " cache, spans of " << span;
+      }
+    }
+  }
 }
 
 }  // namespace

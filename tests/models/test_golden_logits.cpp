@@ -50,9 +50,9 @@ Loaded load(const std::string& model_file) { return testing::load_shared_model(m
 
 // All-position logits of `tokens` fed in chunks of `chunk` (0: one batch).
 std::vector<float> run_all(const Model& model, const std::vector<int32_t>& tokens, size_t chunk, ThreadPool* pool,
-                           KvType kv_type = KvType::kF32) {
+                           KvType kv_type = KvType::kF32, int64_t kv_span = 0) {
   const int64_t nv = model.config().n_vocab;
-  auto state = model.new_state({.n_ctx = 512, .kv_type = kv_type});
+  auto state = model.new_state({.n_ctx = 512, .kv_type = kv_type, .kv_span = kv_span});
   EXPECT_TRUE(state.ok());
   std::vector<float> logits(tokens.size() * static_cast<size_t>(nv));
   if (chunk == 0) chunk = tokens.size();
@@ -291,6 +291,33 @@ TEST_F(GoldenLogits, F16KvCacheStaysNearTheReference) {
     std::vector<float> chunked = run_all(model, tokens, 7, &pool, KvType::kF16);
     EXPECT_EQ(0, std::memcmp(one.data(), chunked.data(), one.size() * sizeof(float))) << "pieces of 7";
     std::printf("[f16 kv] %-16s max|diff| vs llama.cpp (f32 cache) %.3g\n", m, worst);
+  }
+}
+
+// The KV cache in spans of one and two tiles (model_state.h): the tiny
+// models' default is one span for the whole context, so these runs are the
+// ones that cross span boundaries - in prefill pieces and in decode. Where a
+// position sits must not change a bit of the logits.
+TEST_F(GoldenLogits, KvSpansLeaveTheLogitsAlone) {
+  for (const char* m : {"qwen3-tiny-f32", "qwen35-tiny-f32"}) {
+    SCOPED_TRACE(m);
+    CodeRun run = load_code_run(m);
+    ASSERT_NE(run.loaded.model, nullptr);
+    ASSERT_GT(run.tokens.size(), size_t{2 * kKvTile}) << "the prompt must cross several spans";
+    ThreadPool pool(2);
+    for (KvType kv_type : {KvType::kF32, KvType::kF16}) {
+      const std::vector<float> one_span = run_all(*run.loaded.model, run.tokens, 7, &pool, kv_type);
+      const struct { int64_t span; size_t chunk; } runs[] = {{kKvTile, 1}, {kKvTile, 0}, {2 * kKvTile, 7}};
+      for (const auto& [span, chunk] : runs) {
+        const std::vector<float> spans = run_all(*run.loaded.model, run.tokens, chunk, &pool, kv_type, span);
+        ASSERT_EQ(spans.size(), one_span.size());
+        EXPECT_EQ(0, std::memcmp(one_span.data(), spans.data(), spans.size() * sizeof(float)))
+            << (kv_type == KvType::kF16 ? "f16" : "f32") << " cache, spans of " << span << ", pieces of " << chunk;
+      }
+      if (kv_type == KvType::kF32) {
+        EXPECT_LE(max_diff_on_stored_rows(run.golden, one_span), 1e-4) << "against llama.cpp";
+      }
+    }
   }
 }
 

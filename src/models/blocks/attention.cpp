@@ -40,7 +40,7 @@ Status apply_rope(const ModelConfig& c, float* heads, int64_t n_heads, int64_t p
 }  // namespace
 
 Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLayer& kv, KvType kv_type,
-                         int64_t kv_head_stride, int64_t n_past, const float* x, int64_t n_tokens, float* out,
+                         const KvLayout& kv_layout, int64_t n_past, const float* x, int64_t n_tokens, float* out,
                          ThreadPool* pool) {
   const int64_t dk = c.head_dim_k, dv = c.head_dim_v;
   const int64_t n_head = c.n_head, n_kv = c.n_head_kv;
@@ -69,17 +69,17 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       const int64_t pos = n_past + t;
       const float* v_src = v.data() + (t * n_kv + g) * dv;
       if (f32) {
-        std::copy(v_src, v_src + dv, kv.v.get() + kv_v_index(pos, kv_head_stride, g, dv));
+        std::copy(v_src, v_src + dv, kv.v.get() + kv_v_index(pos, kv_layout, g, dv));
       } else {
         fp32_to_fp16_row(k.data() + (t * n_kv + g) * dk, dk, k16.data() + (t - t0) * dk);
-        fp32_to_fp16_row(v_src, dv, kv.v16.get() + kv_v_index(pos, kv_head_stride, g, dv));
+        fp32_to_fp16_row(v_src, dv, kv.v16.get() + kv_v_index(pos, kv_layout, g, dv));
       }
     }
     // K: per tile, the tokens' rows transposed into the tile's channel rows
     // (kTile apart).
     for (int64_t ta = t0; ta < t1;) {
       const int64_t tb = std::min(t1, (n_past + ta) / kTile * kTile + kTile - n_past);
-      const size_t at = kv_k_index(n_past + ta, kv_head_stride, g, dk);
+      const size_t at = kv_k_index(n_past + ta, kv_layout, g, dk);
       if (f32) {
         transpose_f32(k.data() + (ta * n_kv + g) * dk, static_cast<size_t>(n_kv * dk), tb - ta, dk, kv.k.get() + at,
                       static_cast<size_t>(kTile));
@@ -148,7 +148,7 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
     size_t v_bytes;
   };
   auto tile_bytes = [&](int64_t g, int64_t j0, int64_t q1) {
-    const size_t kn = kv_k_index(j0, kv_head_stride, g, dk), vn = kv_v_index(j0, kv_head_stride, g, dv);
+    const size_t kn = kv_k_index(j0, kv_layout, g, dk), vn = kv_v_index(j0, kv_layout, g, dv);
     return TileBytes{f16 ? static_cast<const void*>(kv.k16.get() + kn) : kv.k.get() + kn,
                      static_cast<size_t>(dk * kTile) * elem,
                      f16 ? static_cast<const void*>(kv.v16.get() + vn) : kv.v.get() + vn,
@@ -184,8 +184,8 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       std::fill(l.begin(), l.begin() + rows, 0.0f);
       for (int64_t j0 = 0; j0 < q1; j0 += kTile) {
         const int64_t n_k = std::min(kTile, q1 - j0);
-        const size_t k_tile = kv_k_index(j0, kv_head_stride, g, dk);
-        const size_t v_tile = kv_v_index(j0, kv_head_stride, g, dv);
+        const size_t k_tile = kv_k_index(j0, kv_layout, g, dk);
+        const size_t v_tile = kv_v_index(j0, kv_layout, g, dv);
         // A few query rows (decode) multiply the f16 tiles as they are; more
         // convert them once and reuse the floats. The same bits either way.
         const bool half_tiles = f16 && rows <= kMaxRowsOnHalfTiles;

@@ -23,10 +23,10 @@ struct AttentionWeights {
 };
 
 // x: n_tokens rows of n_embd (already normed); out: n_tokens rows of n_embd.
-// Writes K/V of positions n_past .. n_past + n_tokens - 1 into kv, whose
-// heads are kv_head_stride values apart (model_state.h).
+// Writes K/V of positions n_past .. n_past + n_tokens - 1 into kv, laid out
+// as kv_layout says (model_state.h).
 Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLayer& kv, KvType kv_type,
-                         int64_t kv_head_stride, int64_t n_past, const float* x, int64_t n_tokens, float* out,
+                         const KvLayout& kv_layout, int64_t n_past, const float* x, int64_t n_tokens, float* out,
                          ThreadPool* pool);
 
 }  // namespace kazeia

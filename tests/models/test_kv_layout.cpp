@@ -1,0 +1,92 @@
+// The KV cache's layout (model_state.h): every K and V value of every
+// position and head has a place of its own inside the buffer allocated for
+// the context, whatever the span - spans of several tiles, a short last
+// span, one span for the whole context - and options that name partial
+// tiles are refused.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "models/model_config.h"
+#include "models/model_state.h"
+
+namespace kazeia {
+namespace {
+
+TEST(KvLayout, EveryValueHasAPlaceOfItsOwnInsideTheBuffer) {
+  ModelConfig c;
+  c.n_head_kv = 3;
+  c.head_dim_k = 8;
+  c.head_dim_v = 12;  // K and V of different widths: the larger sets the head stride
+  c.layers = {LayerKind::kAttention};
+  int checked = 0;
+  for (KvType kv_type : {KvType::kF32, KvType::kF16}) {
+    for (int64_t n_ctx : {int64_t{1}, int64_t{100}, int64_t{197}, int64_t{300}}) {
+      for (int64_t span : {int64_t{0}, kKvTile, 3 * kKvTile, 8 * kKvTile}) {
+        SCOPED_TRACE("n_ctx " + std::to_string(n_ctx) + ", span " + std::to_string(span));
+        const ModelState state(c, {.n_ctx = n_ctx, .kv_type = kv_type, .kv_span = span});
+        const KvLayout& l = state.kv_layout();
+        const int64_t positions = state.padded_ctx();
+        ASSERT_GE(l.n_spans * l.span, positions);
+        // Exactly the padded context's values: no position lost, none extra.
+        ASSERT_EQ(l.values(), positions * c.n_head_kv * c.head_dim_v);
+        std::vector<int> k_uses(static_cast<size_t>(l.values())), v_uses(k_uses.size());
+        for (int64_t pos = 0; pos < positions; ++pos) {
+          for (int64_t g = 0; g < c.n_head_kv; ++g) {
+            for (int64_t d = 0; d < c.head_dim_k; ++d) {
+              const size_t at = kv_k_index(pos, l, g, c.head_dim_k) + static_cast<size_t>(d * kKvTile);
+              ASSERT_LT(at, k_uses.size()) << "K of position " << pos << ", head " << g << ", channel " << d;
+              ++k_uses[at];
+            }
+            for (int64_t i = 0; i < c.head_dim_v; ++i) {
+              const size_t at = kv_v_index(pos, l, g, c.head_dim_v) + static_cast<size_t>(i);
+              ASSERT_LT(at, v_uses.size()) << "V of position " << pos << ", head " << g << ", value " << i;
+              ++v_uses[at];
+            }
+          }
+        }
+        for (size_t i = 0; i < k_uses.size(); ++i) ASSERT_LE(k_uses[i], 1) << "K place " << i << " shared";
+        for (size_t i = 0; i < v_uses.size(); ++i) ASSERT_LE(v_uses[i], 1) << "V place " << i << " shared";
+        // A K tile's channel rows and a tile's V rows are single runs (the
+        // attention reads them as one range each).
+        for (int64_t j0 = 0; j0 < positions; j0 += kKvTile) {
+          const size_t k0 = kv_k_index(j0, l, 1, c.head_dim_k), v0 = kv_v_index(j0, l, 1, c.head_dim_v);
+          EXPECT_EQ(kv_k_index(j0 + kKvTile - 1, l, 1, c.head_dim_k), k0 + kKvTile - 1);
+          EXPECT_EQ(kv_v_index(j0 + kKvTile - 1, l, 1, c.head_dim_v), v0 + (kKvTile - 1) * c.head_dim_v);
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 32);
+}
+
+TEST(KvLayout, AnAutomaticSpanIsAbout2MiBOfOneLayersK) {
+  ModelConfig c;
+  c.n_head_kv = 8;
+  c.head_dim_k = c.head_dim_v = 128;
+  c.layers = {LayerKind::kAttention};
+  // 8 heads x 128 values x 2 bytes: 1024 positions in 2 MiB.
+  const ModelState f16(c, {.n_ctx = 4096, .kv_type = KvType::kF16});
+  EXPECT_EQ(f16.kv_layout().span, 1024);
+  EXPECT_EQ(f16.kv_layout().n_spans, 4);
+  const ModelState f32(c, {.n_ctx = 4096, .kv_type = KvType::kF32});
+  EXPECT_EQ(f32.kv_layout().span, 512);
+  // A context shorter than that is one span.
+  const ModelState small(c, {.n_ctx = 300, .kv_type = KvType::kF16});
+  EXPECT_EQ(small.kv_layout().span, 320);
+  EXPECT_EQ(small.kv_layout().n_spans, 1);
+}
+
+TEST(KvLayout, StateOptionsRejectPartialTiles) {
+  EXPECT_TRUE(check_state_options({.n_ctx = 100, .kv_span = 0}).ok());
+  EXPECT_TRUE(check_state_options({.n_ctx = 100, .kv_span = 3 * kKvTile}).ok());
+  const Status odd = check_state_options({.n_ctx = 100, .kv_span = kKvTile + 1});
+  EXPECT_FALSE(odd.ok());
+  EXPECT_NE(odd.to_string().find("kv_span"), std::string::npos) << odd.to_string();
+  EXPECT_FALSE(check_state_options({.n_ctx = 100, .kv_span = -kKvTile}).ok());
+  EXPECT_FALSE(check_state_options({.n_ctx = 0}).ok());
+}
+
+}  // namespace
+}  // namespace kazeia
