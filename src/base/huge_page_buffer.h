@@ -5,7 +5,10 @@
 // the kernel benchmarks): the weights themselves sit in 2 MiB folios
 // (MappedFile::populate), and a plain stream over 4 KiB pages scattered
 // over physical memory read 19-21 GB/s here against 23-27 over 2 MiB ones:
-// a probe on small pages would rate the scatter, not the memory.
+// a probe on small pages would rate the scatter, not the memory. And for
+// what a decoded token reads besides the weights: the KV cache and the
+// recurrent state (models/model_state.h, with their figures). Pages are
+// committed on first touch, 2 MiB at a time where the OS gives huge pages.
 #pragma once
 
 #include <cstddef>

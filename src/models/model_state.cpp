@@ -49,7 +49,6 @@ ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
       rec_index_.push_back(static_cast<int64_t>(recurrent_.size()));
       RecurrentLayer r;
       const int64_t channels = 2 * config.ssm_n_k_heads * config.ssm_head_dim + config.ssm_inner;
-      r.s.assign(static_cast<size_t>(config.ssm_n_v_heads * config.ssm_head_dim * config.ssm_head_dim), 0.0f);
       r.conv.assign(static_cast<size_t>((config.ssm_conv_kernel - 1) * channels), 0.0f);
       recurrent_.push_back(std::move(r));
       logs_.emplace_back();
@@ -65,6 +64,18 @@ ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
         l.v16 = KvBuffer<uint16_t>(n);
       }
       kv_.push_back(std::move(l));
+    }
+  }
+  if (!recurrent_.empty()) {
+    const size_t per_layer = static_cast<size_t>(config.ssm_n_v_heads * config.ssm_head_dim * config.ssm_head_dim);
+    if (per_layer > SIZE_MAX / sizeof(float) / recurrent_.size()) throw std::bad_alloc();
+    recurrent_mem_ = std::make_unique<HugePageBuffer>(recurrent_.size() * per_layer * sizeof(float));
+    if (recurrent_mem_->data() == nullptr) throw std::bad_alloc();
+    float* at = reinterpret_cast<float*>(recurrent_mem_->data());
+    std::fill(at, at + recurrent_.size() * per_layer, 0.0f);
+    for (RecurrentLayer& r : recurrent_) {
+      r.s = std::span<float>(at, per_layer);
+      at += per_layer;
     }
   }
 }
