@@ -66,8 +66,8 @@ ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
       kv_.push_back(std::move(l));
     }
   }
-  if (!recurrent_.empty()) {
-    const size_t per_layer = static_cast<size_t>(config.ssm_n_v_heads * config.ssm_head_dim * config.ssm_head_dim);
+  const size_t per_layer = static_cast<size_t>(config.ssm_n_v_heads * config.ssm_head_dim * config.ssm_head_dim);
+  if (!recurrent_.empty() && per_layer > 0) {
     if (per_layer > SIZE_MAX / sizeof(float) / recurrent_.size()) throw std::bad_alloc();
     recurrent_mem_ = std::make_unique<HugePageBuffer>(recurrent_.size() * per_layer * sizeof(float));
     if (recurrent_mem_->data() == nullptr) throw std::bad_alloc();
