@@ -12,6 +12,7 @@
 #include "format/gguf.h"
 #include "models/gen_model_test_util.h"
 #include "models/model.h"
+#include "models/shared_test_model.h"
 #include "models/test_model_generator.h"
 
 namespace kazeia::gen {
@@ -101,16 +102,15 @@ TEST(GenModelForward, KvSpansLeaveTheLogitsAlone) {
     const std::string path = dir + "/gen_kv_span_model.gguf";
     auto written = write_test_model(*config, path);
     ASSERT_TRUE(written.ok()) << written.status().to_string();
-    auto file = gguf::File::open(path);
-    ASSERT_TRUE(file.ok()) << file.status().to_string();
-    auto model = load_model(*file);
-    ASSERT_TRUE(model.ok()) << model.status().to_string();
-    const size_t nv = static_cast<size_t>((*model)->config().n_vocab);
+    const testing::LoadedModel loaded = testing::load_model_file(path);
+    ASSERT_NE(loaded.model, nullptr);
+    const Model& model = *loaded.model;
+    const size_t nv = static_cast<size_t>(model.config().n_vocab);
     std::vector<int32_t> tokens;
     for (int i = 0; i < 3 * kKvTile + 5; ++i) tokens.push_back(static_cast<int32_t>((i * 131 + 7) % 256));
     const int64_t n_ctx = static_cast<int64_t>(tokens.size());
     auto run = [&](int64_t span, KvType kv_type) {
-      auto state = (*model)->new_state({.n_ctx = n_ctx, .kv_type = kv_type, .kv_span = span});
+      auto state = model.new_state({.n_ctx = n_ctx, .kv_type = kv_type, .kv_span = span});
       EXPECT_TRUE(state.ok()) << state.status().to_string();
       std::vector<float> logits(tokens.size() * nv);
       // Pieces of 37 tokens, then one at a time: prefill and decode.
@@ -120,7 +120,7 @@ TEST(GenModelForward, KvSpansLeaveTheLogitsAlone) {
         r.tokens = std::span<const int32_t>(tokens.data() + start, n);
         r.rows = LogitsRows::kAll;
         r.logits = logits.data() + start * nv;
-        Status s = (*model)->forward(**state, r);
+        Status s = model.forward(**state, r);
         EXPECT_TRUE(s.ok()) << s.to_string();
         start += n;
       }
