@@ -11,6 +11,24 @@ namespace kazeia {
 
 namespace {
 std::atomic<uint64_t> g_next_state_id{1};
+
+// A span: as many whole tiles as one layer's K (all heads) fits in 2 MiB,
+// at least one tile and at most the context (model_state.h), unless the
+// options name one.
+KvLayout kv_layout_for(const ModelConfig& config, const StateOptions& options, int64_t positions) {
+  const int64_t d = std::max(config.head_dim_k, config.head_dim_v);
+  const int64_t elem = options.kv_type == KvType::kF32 ? 4 : 2;
+  const int64_t per_position = std::max<int64_t>(1, config.n_head_kv * d * elem);
+  constexpr int64_t kHugePage = int64_t{2} << 20;
+  KvLayout l;
+  l.span = options.kv_span > 0 ? options.kv_span : std::clamp(kHugePage / per_position / kKvTile * kKvTile, kKvTile, positions);
+  l.head_stride = l.span * d;
+  l.span_stride = config.n_head_kv * l.head_stride;
+  l.n_spans = (positions + l.span - 1) / l.span;
+  l.n_heads = config.n_head_kv;
+  l.last_head_stride = (positions - (l.n_spans - 1) * l.span) * d;
+  return l;
+}
 }  // namespace
 
 Status check_state_options(const StateOptions& options) {
@@ -23,22 +41,7 @@ Status check_state_options(const StateOptions& options) {
 
 ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
     : options_(options), id_(g_next_state_id.fetch_add(1, std::memory_order_relaxed)) {
-  kv_row_ = config.n_head_kv * std::max(config.head_dim_k, config.head_dim_v);
-  {
-    // A span: as many whole tiles as one layer's K (all heads) fits in 2
-    // MiB, at least one tile and at most the context (model_state.h).
-    const int64_t d = std::max(config.head_dim_k, config.head_dim_v);
-    const int64_t elem = options.kv_type == KvType::kF32 ? 4 : 2;
-    const int64_t per_position = std::max<int64_t>(1, config.n_head_kv * d * elem);
-    constexpr int64_t kHugePage = int64_t{2} << 20;
-    KvLayout& l = kv_layout_;
-    l.span = options.kv_span > 0 ? options.kv_span : std::clamp(kHugePage / per_position / kKvTile * kKvTile, kKvTile, padded_ctx());
-    l.head_stride = l.span * d;
-    l.span_stride = config.n_head_kv * l.head_stride;
-    l.n_spans = (padded_ctx() + l.span - 1) / l.span;
-    l.n_heads = config.n_head_kv;
-    l.last_head_stride = (padded_ctx() - (l.n_spans - 1) * l.span) * d;
-  }
+  kv_layout_ = kv_layout_for(config, options, padded_ctx());
   ssm_nk_ = config.ssm_n_k_heads, ssm_nv_ = config.ssm_n_v_heads, ssm_d_ = config.ssm_head_dim;
   ssm_hist_ = config.ssm_conv_kernel - 1;
   ssm_channels_ = 2 * config.ssm_n_k_heads * config.ssm_head_dim + config.ssm_inner;
@@ -48,8 +51,7 @@ ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
       kv_index_.push_back(-1);
       rec_index_.push_back(static_cast<int64_t>(recurrent_.size()));
       RecurrentLayer r;
-      const int64_t channels = 2 * config.ssm_n_k_heads * config.ssm_head_dim + config.ssm_inner;
-      r.conv.assign(static_cast<size_t>((config.ssm_conv_kernel - 1) * channels), 0.0f);
+      r.conv.assign(static_cast<size_t>(ssm_hist_ * ssm_channels_), 0.0f);
       recurrent_.push_back(std::move(r));
       logs_.emplace_back();
     } else {
@@ -57,26 +59,24 @@ ModelState::ModelState(const ModelConfig& config, const StateOptions& options)
       kv_index_.push_back(static_cast<int64_t>(kv_.size()));
       KvLayer l;
       if (options.kv_type == KvType::kF32) {
-        l.k = KvBuffer<float>(n);
-        l.v = KvBuffer<float>(n);
+        l.k = StateBuffer<float>(n);
+        l.v = StateBuffer<float>(n);
       } else {
-        l.k16 = KvBuffer<uint16_t>(n);
-        l.v16 = KvBuffer<uint16_t>(n);
+        l.k16 = StateBuffer<uint16_t>(n);
+        l.v16 = StateBuffer<uint16_t>(n);
       }
       kv_.push_back(std::move(l));
     }
   }
-  const size_t per_layer = static_cast<size_t>(config.ssm_n_v_heads * config.ssm_head_dim * config.ssm_head_dim);
-  if (!recurrent_.empty() && per_layer > 0) {
-    if (per_layer > SIZE_MAX / sizeof(float) / recurrent_.size()) throw std::bad_alloc();
-    recurrent_mem_ = std::make_unique<HugePageBuffer>(recurrent_.size() * per_layer * sizeof(float));
-    if (recurrent_mem_->data() == nullptr) throw std::bad_alloc();
-    float* at = reinterpret_cast<float*>(recurrent_mem_->data());
-    std::fill(at, at + recurrent_.size() * per_layer, 0.0f);
-    for (RecurrentLayer& r : recurrent_) {
-      r.s = std::span<float>(at, per_layer);
-      at += per_layer;
-    }
+  // Every layer's S in one buffer, zeroed: the state of an empty sequence.
+  const size_t per_layer = static_cast<size_t>(ssm_nv_ * ssm_d_ * ssm_d_);
+  if (!recurrent_.empty() && per_layer > SIZE_MAX / recurrent_.size()) throw std::bad_alloc();
+  recurrent_s_ = StateBuffer<float>(recurrent_.size() * per_layer);
+  float* at = recurrent_s_.get();
+  std::fill(at, at + recurrent_.size() * per_layer, 0.0f);
+  for (RecurrentLayer& r : recurrent_) {
+    r.s = std::span<float>(at, per_layer);
+    at += per_layer;
   }
 }
 

@@ -94,15 +94,16 @@ inline size_t kv_v_index(int64_t pos, const KvLayout& l, int64_t head, int64_t h
   return static_cast<size_t>((pos / l.span) * l.span_stride + head * l.head_stride_at(pos) + (pos % l.span) * head_dim_v);
 }
 
-// One layer's K or V values (n of them), on 2 MiB pages where the OS gives
-// them, uninitialised. Throws std::bad_alloc when they cannot be mapped, as
-// the allocation it replaces did.
+// n values of a sequence's state (one layer's K or V, every recurrent
+// layer's S) on 2 MiB pages where the OS gives them, uninitialised; none
+// for n = 0. Throws std::bad_alloc when they cannot be mapped, as the
+// allocations it replaces did.
 template <class T>
-class KvBuffer {
+class StateBuffer {
  public:
-  KvBuffer() = default;
-  explicit KvBuffer(size_t n) {
-    if (n == 0) return;  // no heads: nothing to hold
+  StateBuffer() = default;
+  explicit StateBuffer(size_t n) {
+    if (n == 0) return;
     if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
     mem_ = std::make_unique<HugePageBuffer>(n * sizeof(T));
     if (mem_->data() == nullptr) throw std::bad_alloc();
@@ -114,8 +115,8 @@ class KvBuffer {
 };
 
 struct KvLayer {
-  KvBuffer<float> k, v;          // kF32
-  KvBuffer<uint16_t> k16, v16;   // kF16
+  StateBuffer<float> k, v;          // kF32
+  StateBuffer<uint16_t> k16, v16;   // kF16
 };
 
 // Gated DeltaNet state of one layer. The delta rule runs in chunks at fixed
@@ -175,7 +176,6 @@ class ModelState {
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return options_.n_ctx; }
   KvType kv_type() const { return options_.kv_type; }
-  int64_t kv_row() const { return kv_row_; }  // floats per position per layer
   const KvLayout& kv_layout() const { return kv_layout_; }  // where positions sit in a layer's K / V (kv_k_index)
   // Positions the KV buffers hold: n_ctx rounded up to whole K tiles.
   int64_t padded_ctx() const { return (options_.n_ctx + kKvTile - 1) / kKvTile * kKvTile; }
@@ -239,11 +239,10 @@ class ModelState {
   // the floor of the first entry at or after e (bounded by n_ctx entries).
   uint64_t epoch_ = 0;
   std::vector<std::pair<uint64_t, int64_t>> rewinds_;
-  int64_t kv_row_ = 0;
   KvLayout kv_layout_;
   std::vector<KvLayer> kv_;
   std::vector<RecurrentLayer> recurrent_;
-  std::unique_ptr<HugePageBuffer> recurrent_mem_;  // every layer's S (RecurrentLayer::s)
+  StateBuffer<float> recurrent_s_;  // every layer's S (RecurrentLayer::s)
   std::vector<int64_t> kv_index_, rec_index_;
   // Recurrent shapes (for rollback's replay).
   int64_t ssm_nk_ = 0, ssm_nv_ = 0, ssm_d_ = 0, ssm_hist_ = 0, ssm_channels_ = 0;
