@@ -7,6 +7,7 @@
 // restore it (restore_checkpoint) instead of truncating.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
 #include <memory>
@@ -51,14 +52,24 @@ inline constexpr int64_t kKvTile = 64;
 // regions, all heads of a tile together, put a head's tiles a tile of all
 // heads apart; with that layout, decode at 256 positions spent ~8 % of its
 // time in attention, most of it waiting for these reads.)
-//  - V: position p's row of head g is one run of head_dim_v values,
-//      (p / span) * span_stride + g * head_stride + (p % span) * head_dim_v + i.
-//  - K is stored transposed per tile of kKvTile positions, the layout the
-//    attention's score products read (Q K^T across positions, no transpose
-//    per step): with q = p % span, value d of head g at position p is at
-//      (p / span) * span_stride + g * head_stride + (q / kKvTile) * kKvTile * head_dim_k
-//        + d * kKvTile + q % kKvTile.
-// kv_k_index gives the d = 0 entry; row d of a tile is d * kKvTile further.
+// Inside a head's run, a tile of kKvTile positions holds its K and V in
+// panels of kKvPanel columns, the layout the attention's products read:
+//  - K is stored transposed in panels of kKvPanel positions (the score
+//    products Q K^T run across positions): a panel is head_dim_k rows of
+//    kKvPanel positions; value d of position p is kv_k_at(p, .., d).
+//  - V is stored in panels of kKvPanel values of a row (the products P V
+//    run across values): a tile's panel c is its kKvTile positions' values
+//    kKvPanel c .. kKvPanel (c + 1) - 1, rows of kv_panel_width(c, head
+//    dim) values (only the last panel of a head dim that is not a multiple
+//    of kKvPanel is narrower); value i of position p is kv_v_at(p, .., i).
+// Why panels: a decoded token's products walk B one register tile of
+// columns at a time, row after row, and a panel's rows are one line of f16
+// each, so every product reads one sequential run of memory, which the
+// kernels prefetch a fixed distance ahead, past the panel's end into the
+// next panel and tile. With whole-tile rows (128 bytes of K, 256 of V in
+// f16) each pass of a product took every other line or worse: a strided
+// walk the hardware prefetchers follow poorly, so each tile had to be read
+// into the cache first.
 //
 // Why spans: the buffers sit on 2 MiB pages where the OS gives them
 // (HugePageBuffer), and a span of one layer's K (or V) is about 2 MiB, so
@@ -85,13 +96,27 @@ struct KvLayout {
   int64_t head_stride_at(int64_t pos) const { return pos / span == n_spans - 1 ? last_head_stride : head_stride; }
   int64_t values() const { return (n_spans - 1) * span_stride + n_heads * last_head_stride; }
 };
-inline size_t kv_k_index(int64_t pos, const KvLayout& l, int64_t head, int64_t head_dim_k) {
-  const int64_t q = pos % l.span;
-  return static_cast<size_t>((pos / l.span) * l.span_stride + head * l.head_stride_at(pos) +
-                             (q / kKvTile) * kKvTile * head_dim_k + q % kKvTile);
+// Columns per panel of a KV tile (above): one 64-byte line of f16.
+inline constexpr int64_t kKvPanel = 32;
+// The width of panel c of n columns: kKvPanel, or what is left in the last.
+inline int64_t kv_panel_width(int64_t c, int64_t n) { return std::min(kKvPanel, n - c * kKvPanel); }
+// Where head `head`'s run of the span holding pos begins.
+inline int64_t kv_head_run(int64_t pos, const KvLayout& l, int64_t head) {
+  return (pos / l.span) * l.span_stride + head * l.head_stride_at(pos);
 }
-inline size_t kv_v_index(int64_t pos, const KvLayout& l, int64_t head, int64_t head_dim_v) {
-  return static_cast<size_t>((pos / l.span) * l.span_stride + head * l.head_stride_at(pos) + (pos % l.span) * head_dim_v);
+// Value d of position pos's K (head dim head_dim_k); row d of a K panel is
+// d * kKvPanel values after its row 0.
+inline size_t kv_k_at(int64_t pos, const KvLayout& l, int64_t head, int64_t head_dim_k, int64_t d) {
+  const int64_t q = pos % l.span;
+  return static_cast<size_t>(kv_head_run(pos, l, head) + (q / kKvPanel) * kKvPanel * head_dim_k + d * kKvPanel +
+                             q % kKvPanel);
+}
+// Value i of position pos's V (head dim head_dim_v); a tile's panel c
+// starts at kv_v_at(tile start, .., c * kKvPanel).
+inline size_t kv_v_at(int64_t pos, const KvLayout& l, int64_t head, int64_t head_dim_v, int64_t i) {
+  const int64_t q = pos % l.span, c = i / kKvPanel;
+  return static_cast<size_t>(kv_head_run(pos, l, head) + (q / kKvTile) * kKvTile * head_dim_v +
+                             c * kKvTile * kKvPanel + (q % kKvTile) * kv_panel_width(c, head_dim_v) + i % kKvPanel);
 }
 
 // n values of a sequence's state (one layer's K or V, every recurrent

@@ -16,8 +16,8 @@ namespace {
 TEST(KvLayout, EveryValueHasAPlaceOfItsOwnInsideTheBuffer) {
   ModelConfig c;
   c.n_head_kv = 3;
-  c.head_dim_k = 8;
-  c.head_dim_v = 12;  // K and V of different widths: the larger sets the head stride
+  c.head_dim_k = 40;
+  c.head_dim_v = 44;  // K and V of different widths: the larger sets the head stride; V's last panel is narrower
   c.layers = {LayerKind::kAttention};
   int checked = 0;
   for (KvType kv_type : {KvType::kF32, KvType::kF16}) {
@@ -34,12 +34,12 @@ TEST(KvLayout, EveryValueHasAPlaceOfItsOwnInsideTheBuffer) {
         for (int64_t pos = 0; pos < positions; ++pos) {
           for (int64_t g = 0; g < c.n_head_kv; ++g) {
             for (int64_t d = 0; d < c.head_dim_k; ++d) {
-              const size_t at = kv_k_index(pos, l, g, c.head_dim_k) + static_cast<size_t>(d * kKvTile);
+              const size_t at = kv_k_at(pos, l, g, c.head_dim_k, d);
               ASSERT_LT(at, k_uses.size()) << "K of position " << pos << ", head " << g << ", channel " << d;
               ++k_uses[at];
             }
             for (int64_t i = 0; i < c.head_dim_v; ++i) {
-              const size_t at = kv_v_index(pos, l, g, c.head_dim_v) + static_cast<size_t>(i);
+              const size_t at = kv_v_at(pos, l, g, c.head_dim_v, i);
               ASSERT_LT(at, v_uses.size()) << "V of position " << pos << ", head " << g << ", value " << i;
               ++v_uses[at];
             }
@@ -47,12 +47,18 @@ TEST(KvLayout, EveryValueHasAPlaceOfItsOwnInsideTheBuffer) {
         }
         for (size_t i = 0; i < k_uses.size(); ++i) ASSERT_LE(k_uses[i], 1) << "K place " << i << " shared";
         for (size_t i = 0; i < v_uses.size(); ++i) ASSERT_LE(v_uses[i], 1) << "V place " << i << " shared";
-        // A K tile's channel rows and a tile's V rows are single runs (the
-        // attention reads them as one range each).
+        // A tile's K and its V are one run each, in panels (the attention
+        // multiplies panel by panel and prefetches past a panel's end): K's
+        // panels hold kKvPanel positions per channel row, V's kKvPanel
+        // values per position row (the last panel of V what is left).
+        const int64_t dk = c.head_dim_k, dv = c.head_dim_v;
         for (int64_t j0 = 0; j0 < positions; j0 += kKvTile) {
-          const size_t k0 = kv_k_index(j0, l, 1, c.head_dim_k), v0 = kv_v_index(j0, l, 1, c.head_dim_v);
-          EXPECT_EQ(kv_k_index(j0 + kKvTile - 1, l, 1, c.head_dim_k), k0 + kKvTile - 1);
-          EXPECT_EQ(kv_v_index(j0 + kKvTile - 1, l, 1, c.head_dim_v), v0 + (kKvTile - 1) * c.head_dim_v);
+          const size_t k0 = kv_k_at(j0, l, 1, dk, 0), v0 = kv_v_at(j0, l, 1, dv, 0);
+          EXPECT_EQ(kv_k_at(j0 + kKvTile - 1, l, 1, dk, dk - 1), k0 + kKvTile * dk - 1);
+          EXPECT_EQ(kv_k_at(j0 + kKvPanel + 3, l, 1, dk, 5), k0 + kKvPanel * dk + 5 * kKvPanel + 3);
+          EXPECT_EQ(kv_v_at(j0 + kKvTile - 1, l, 1, dv, dv - 1), v0 + kKvTile * dv - 1);
+          EXPECT_EQ(kv_v_at(j0 + 3, l, 1, dv, 5), v0 + 3 * kKvPanel + 5);
+          EXPECT_EQ(kv_v_at(j0 + 3, l, 1, dv, kKvPanel + 5), v0 + kKvTile * kKvPanel + 3 * (dv - kKvPanel) + 5);
         }
         ++checked;
       }

@@ -56,11 +56,11 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   ScratchFloats gate(w.gated ? static_cast<size_t>(n_tokens * n_head * dk) : 0);
   const int64_t first_block = n_past / kTile;
   const int64_t n_blocks = (n_past + n_tokens - 1) / kTile - first_block + 1;
-  // K and V of tokens [t0, t1), KV head g, into their tile layouts
-  // (model_state.h). The cache keeps K transposed per tile, so K is written
-  // channel by channel: the tokens' values of a channel are consecutive
-  // floats of one row of the tile. (Token by token, every K value was a
-  // store to a line of its own: ~2 % of a prefill.)
+  // K and V of tokens [t0, t1), KV head g, into their panels
+  // (model_state.h). The cache keeps K transposed per panel, so K is
+  // written channel by channel: the tokens' values of a channel are
+  // consecutive floats of one row of the panel. (Token by token, every K
+  // value was a store to a line of its own: ~2 % of a prefill.)
   auto store_kv = [&](int64_t t0, int64_t t1, int64_t g) {
     const bool f32 = kv_type == KvType::kF32;
     thread_local std::vector<uint16_t> k16;
@@ -68,24 +68,28 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t pos = n_past + t;
       const float* v_src = v.data() + (t * n_kv + g) * dv;
-      if (f32) {
-        std::copy(v_src, v_src + dv, kv.v.get() + kv_v_index(pos, kv_layout, g, dv));
-      } else {
-        fp32_to_fp16_row(k.data() + (t * n_kv + g) * dk, dk, k16.data() + (t - t0) * dk);
-        fp32_to_fp16_row(v_src, dv, kv.v16.get() + kv_v_index(pos, kv_layout, g, dv));
+      if (!f32) fp32_to_fp16_row(k.data() + (t * n_kv + g) * dk, dk, k16.data() + (t - t0) * dk);
+      // V: the row's pieces, one per panel.
+      for (int64_t c = 0; c * kKvPanel < dv; ++c) {
+        const int64_t i0 = c * kKvPanel, width = kv_panel_width(c, dv);
+        const size_t at = kv_v_at(pos, kv_layout, g, dv, i0);
+        if (f32)
+          std::copy(v_src + i0, v_src + i0 + width, kv.v.get() + at);
+        else
+          fp32_to_fp16_row(v_src + i0, width, kv.v16.get() + at);
       }
     }
-    // K: per tile, the tokens' rows transposed into the tile's channel rows
-    // (kTile apart).
+    // K: per panel, the tokens' rows transposed into the panel's channel
+    // rows (kKvPanel apart).
     for (int64_t ta = t0; ta < t1;) {
-      const int64_t tb = std::min(t1, (n_past + ta) / kTile * kTile + kTile - n_past);
-      const size_t at = kv_k_index(n_past + ta, kv_layout, g, dk);
+      const int64_t tb = std::min(t1, (n_past + ta) / kKvPanel * kKvPanel + kKvPanel - n_past);
+      const size_t at = kv_k_at(n_past + ta, kv_layout, g, dk, 0);
       if (f32) {
         transpose_f32(k.data() + (ta * n_kv + g) * dk, static_cast<size_t>(n_kv * dk), tb - ta, dk, kv.k.get() + at,
-                      static_cast<size_t>(kTile));
+                      static_cast<size_t>(kKvPanel));
       } else {
         transpose_blocked(k16.data() + (ta - t0) * dk, static_cast<size_t>(dk), tb - ta, dk, kv.k16.get() + at,
-                          static_cast<size_t>(kTile));
+                          static_cast<size_t>(kKvPanel));
       }
       ta = tb;
     }
@@ -138,26 +142,14 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   // one run of consecutive heads per thread.
   const bool decode_jobs = n_blocks == 1;
   const size_t elem = f16 ? sizeof(uint16_t) : sizeof(float);
-  // The bytes of KV head g's tile at position j0 that a query block ending
-  // at q1 reads: the whole K tile (transposed: positions are its columns),
-  // the V rows of positions j0 .. q1 - 1.
-  struct TileBytes {
-    const void* k;
-    size_t k_bytes;
-    const void* v;
-    size_t v_bytes;
-  };
-  auto tile_bytes = [&](int64_t g, int64_t j0, int64_t q1) {
-    const size_t kn = kv_k_index(j0, kv_layout, g, dk), vn = kv_v_index(j0, kv_layout, g, dv);
-    return TileBytes{f16 ? static_cast<const void*>(kv.k16.get() + kn) : kv.k.get() + kn,
-                     static_cast<size_t>(dk * kTile) * elem,
-                     f16 ? static_cast<const void*>(kv.v16.get() + vn) : kv.v.get() + vn,
-                     static_cast<size_t>(std::min(kTile, q1 - j0) * dv) * elem};
-  };
-  auto prefetch_tile = [&](int64_t g, int64_t j0, int64_t q1) {
-    const TileBytes t = tile_bytes(g, j0, q1);
-    prefetch_to_l2(t.k, t.k_bytes);
-    prefetch_to_l2(t.v, t.v_bytes);
+  // KV head g's tile at position j0 into L2: its K panels and its V
+  // panels, one run each.
+  auto prefetch_tile = [&](int64_t g, int64_t j0) {
+    const size_t kn = kv_k_at(j0, kv_layout, g, dk, 0), vn = kv_v_at(j0, kv_layout, g, dv, 0);
+    prefetch_to_l2(f16 ? static_cast<const void*>(kv.k16.get() + kn) : kv.k.get() + kn,
+                   static_cast<size_t>(dk * kTile) * elem);
+    prefetch_to_l2(f16 ? static_cast<const void*>(kv.v16.get() + vn) : kv.v.get() + vn,
+                   static_cast<size_t>(dv * kTile) * elem);
   };
   auto blocks = [&](int64_t begin, int64_t end, int) {
     const int64_t max_rows = kTile * group;
@@ -184,43 +176,49 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       std::fill(l.begin(), l.begin() + rows, 0.0f);
       for (int64_t j0 = 0; j0 < q1; j0 += kTile) {
         const int64_t n_k = std::min(kTile, q1 - j0);
-        const size_t k_tile = kv_k_index(j0, kv_layout, g, dk);
-        const size_t v_tile = kv_v_index(j0, kv_layout, g, dv);
+        const size_t k_tile = kv_k_at(j0, kv_layout, g, dk, 0);
+        const size_t v_tile = kv_v_at(j0, kv_layout, g, dv, 0);
         // A few query rows (decode) multiply the f16 tiles as they are; more
         // convert them once and reuse the floats. The same bits either way.
         const bool half_tiles = f16 && rows <= kMaxRowsOnHalfTiles;
         if (decode_jobs && (half_tiles || !f16)) {
           // A decoded token's products read the tile from the cache itself,
-          // in column passes the hardware prefetchers follow poorly: its K
-          // and V lines are read in first, side by side (kernels::
-          // read_into_cache), instead of prefetched into L2 a tile ahead.
-          // Qwen3-0.6B Q4_0 on Zen 2, 2 threads, tg32 after 2048 tokens:
-          // 43.2-44.0 against 37.0-38.0 t/s (f32 cache 31.8-32.5 against
-          // 28.0-28.1; after 4096 tokens 27.6-29.5 against 25.9); an empty
-          // context unchanged.
-          const TileBytes t = tile_bytes(g, j0, q1);
-          read_into_cache(t.k, t.k_bytes, t.v, t.v_bytes);
+          // panel after panel, each one sequential run that the products
+          // prefetch ahead of themselves into the next panel and tile
+          // (model_state.h). The first tile of the next head is elsewhere:
+          // it is asked for during this head's last.
+          if (j0 + kTile >= q1 && job + 1 < end) prefetch_tile((job + 1) % n_kv, 0);
         } else if (j0 + kTile < q1) {
           // The next tile of this head follows this one in the cache, but
           // the hardware prefetchers ramp up too slowly over a few pages:
           // ask for it while this one is multiplied (tg512 +1.7 %).
-          prefetch_tile(g, j0 + kTile, q1);
+          prefetch_tile(g, j0 + kTile);
         } else if (decode_jobs && job + 1 < end) {
-          prefetch_tile((job + 1) % n_kv, 0, q1);
+          prefetch_tile((job + 1) % n_kv, 0);
         }
         const uint16_t* kt16 = f16 ? kv.k16.get() + k_tile : nullptr;
         const uint16_t* vr16 = f16 ? kv.v16.get() + v_tile : nullptr;
         const float* kt = f16 ? kf.data() : kv.k.get() + k_tile;
         const float* vr = f16 ? vf.data() : kv.v.get() + v_tile;
         if (f16 && !half_tiles) {
-          // K^T rows are kTile apart: a full tile is one run.
-          if (n_k == kTile) {
-            fp16_to_fp32_row(kt16, dk * kTile, kf.data());
-          } else {
-            for (int64_t d = 0; d < dk; ++d)
-              fp16_to_fp32_row(kt16 + static_cast<size_t>(d * kTile), n_k, kf.data() + d * kTile);
+          // Into floats, panel by panel (the same layout): a full K panel
+          // is one run, a partial one (the last tile) row by row; a V
+          // panel's first n_k rows are one run.
+          for (int64_t c = 0; c * kKvPanel < n_k; ++c) {
+            const size_t at = static_cast<size_t>(c * kKvPanel * dk);
+            const int64_t width = std::min(kKvPanel, n_k - c * kKvPanel);
+            if (width == kKvPanel) {
+              fp16_to_fp32_row(kt16 + at, kKvPanel * dk, kf.data() + at);
+            } else {
+              for (int64_t d = 0; d < dk; ++d)
+                fp16_to_fp32_row(kt16 + at + static_cast<size_t>(d * kKvPanel), width,
+                                 kf.data() + at + static_cast<size_t>(d * kKvPanel));
+            }
           }
-          fp16_to_fp32_row(vr16, n_k * dv, vf.data());
+          for (int64_t c = 0; c * kKvPanel < dv; ++c) {
+            const size_t at = static_cast<size_t>(c * kTile * kKvPanel);
+            fp16_to_fp32_row(vr16 + at, n_k * kv_panel_width(c, dv), vf.data() + at);
+          }
         }
         // Rows in sub-blocks of kSubQueries queries, each multiplied only
         // up to the last position its last query sees: on the diagonal tile
@@ -230,16 +228,22 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
         const bool diagonal = j0 + n_k > q0 + 1;  // some query sees fewer than n_k positions
         const int64_t sub_rows = diagonal ? kSubQueries * group : rows;
         auto sub_width = [&](int64_t r1) { return std::min(n_k, q0 + (r1 - 1) / group - j0 + 1); };
-        // (Scores past a sub-block's width are left as they were: the
-        // softmax reads only a row's `valid` ones.)
+        // Scores panel by panel of positions. (Scores past a sub-block's
+        // width are left as they were: the softmax reads only a row's
+        // `valid` ones.)
         for (int64_t r0 = 0; r0 < rows; r0 += sub_rows) {
-          const int64_t r1 = std::min(rows, r0 + sub_rows);
-          if (half_tiles) {
-            gemm_f32_f16b(r1 - r0, sub_width(r1), dk, qm.data() + r0 * dk, static_cast<size_t>(dk), kt16,
-                          static_cast<size_t>(kTile), s.data() + r0 * n_k, static_cast<size_t>(n_k));
-          } else {
-            gemm_f32(r1 - r0, sub_width(r1), dk, qm.data() + r0 * dk, static_cast<size_t>(dk), kt,
-                     static_cast<size_t>(kTile), s.data() + r0 * n_k, static_cast<size_t>(n_k));
+          const int64_t r1 = std::min(rows, r0 + sub_rows), width = sub_width(r1);
+          for (int64_t c = 0; c * kKvPanel < width; ++c) {
+            const int64_t n = std::min(kKvPanel, width - c * kKvPanel);
+            const size_t at = static_cast<size_t>(c * kKvPanel * dk);
+            float* sc = s.data() + r0 * n_k + c * kKvPanel;
+            if (half_tiles) {
+              gemm_f32_f16b(r1 - r0, n, dk, qm.data() + r0 * dk, static_cast<size_t>(dk), kt16 + at,
+                            static_cast<size_t>(kKvPanel), sc, static_cast<size_t>(n_k));
+            } else {
+              gemm_f32(r1 - r0, n, dk, qm.data() + r0 * dk, static_cast<size_t>(dk), kt + at,
+                       static_cast<size_t>(kKvPanel), sc, static_cast<size_t>(n_k));
+            }
           }
         }
         // Online softmax: p = exp(score - m_new), o *= exp(m_old - m_new).
@@ -253,14 +257,20 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
           // tiles after the first): x * 1 is x, so the pass is skipped.
           if (alpha != 1.0f) kernels::scale(o.data() + r * dv, alpha, dv, o.data() + r * dv);
         }
+        // Weighted sums of V, panel by panel of values.
         for (int64_t r0 = 0; r0 < rows; r0 += sub_rows) {
-          const int64_t r1 = std::min(rows, r0 + sub_rows);
-          if (half_tiles) {
-            gemm_f32_f16b_acc(r1 - r0, dv, sub_width(r1), p.data() + r0 * n_k, static_cast<size_t>(n_k), vr16,
-                              static_cast<size_t>(dv), o.data() + r0 * dv, static_cast<size_t>(dv));
-          } else {
-            gemm_f32_acc(r1 - r0, dv, sub_width(r1), p.data() + r0 * n_k, static_cast<size_t>(n_k), vr,
-                         static_cast<size_t>(dv), o.data() + r0 * dv, static_cast<size_t>(dv));
+          const int64_t r1 = std::min(rows, r0 + sub_rows), width = sub_width(r1);
+          for (int64_t c = 0; c * kKvPanel < dv; ++c) {
+            const int64_t n = kv_panel_width(c, dv);
+            const size_t at = static_cast<size_t>(c * kTile * kKvPanel);
+            float* oc = o.data() + r0 * dv + c * kKvPanel;
+            if (half_tiles) {
+              gemm_f32_f16b_acc(r1 - r0, n, width, p.data() + r0 * n_k, static_cast<size_t>(n_k), vr16 + at,
+                                static_cast<size_t>(n), oc, static_cast<size_t>(dv));
+            } else {
+              gemm_f32_acc(r1 - r0, n, width, p.data() + r0 * n_k, static_cast<size_t>(n_k), vr + at,
+                           static_cast<size_t>(n), oc, static_cast<size_t>(dv));
+            }
           }
         }
       }
