@@ -64,7 +64,7 @@ Status DenseTransformer::bind_weights(const gguf::File& file, bool qk_norm) {
 }
 
 Result<std::unique_ptr<ModelState>> DenseTransformer::new_state(const StateOptions& options) const {
-  KZ_RETURN_IF_ERROR(check_state_options(options));
+  KZ_RETURN_IF_ERROR(check_state_options(config_, options));
   return std::make_unique<ModelState>(config_, options);
 }
 

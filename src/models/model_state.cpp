@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <string>
 
+#include "base/checked_math.h"
 #include "base/scratch.h"
 #include "models/blocks/delta_rule.h"
 
@@ -31,11 +33,35 @@ KvLayout kv_layout_for(const ModelConfig& config, const StateOptions& options, i
 }
 }  // namespace
 
-Status check_state_options(const StateOptions& options) {
+Status check_state_options(const ModelConfig& config, const StateOptions& options) {
   if (options.n_ctx <= 0) return InvalidArgument("context size must be positive, got " + std::to_string(options.n_ctx));
   if (options.kv_span < 0 || options.kv_span % kKvTile != 0)
     return InvalidArgument("kv_span must be 0 or a multiple of " + std::to_string(kKvTile) + " positions, got " +
                            std::to_string(options.kv_span));
+  // The state's sizes, checked: each dimension of a file is bounded
+  // (ModelConfig::validate), but not their products, and a context size
+  // comes from the caller. Whatever could not exist in a 48-bit address
+  // space is refused here, before the index arithmetic (int64) could wrap.
+  constexpr uint64_t kMaxStateBytes = uint64_t{1} << 48;
+  const uint64_t elem = options.kv_type == KvType::kF32 ? 4 : 2;
+  const uint64_t d = static_cast<uint64_t>(std::max<int64_t>({config.head_dim_k, config.head_dim_v, 0}));
+  const auto positions = checked_align_up(static_cast<uint64_t>(options.n_ctx), kKvTile);
+  std::optional<uint64_t> kv = positions;
+  for (uint64_t f : {static_cast<uint64_t>(std::max<int64_t>(config.n_head_kv, 0)), d, elem, uint64_t{2},
+                     static_cast<uint64_t>(config.n_attention_layers())})
+    if (kv) kv = checked_mul(*kv, f);
+  if (!kv || *kv > kMaxStateBytes)
+    return OutOfRange("KV cache for n_ctx " + std::to_string(options.n_ctx) + " (" +
+                      std::to_string(config.n_head_kv) + " KV heads of " + std::to_string(d) + " values, " +
+                      std::to_string(config.n_attention_layers()) + " layers): more than 2^48 bytes");
+  std::optional<uint64_t> s = uint64_t{sizeof(float)};
+  for (int64_t f : {config.ssm_n_v_heads, config.ssm_head_dim, config.ssm_head_dim,
+                    static_cast<int64_t>(config.layers.size()) - config.n_attention_layers()})
+    if (s) s = checked_mul(*s, static_cast<uint64_t>(std::max<int64_t>(f, 0)));
+  if (!s || *s > kMaxStateBytes)
+    return OutOfRange("recurrent state (" + std::to_string(config.ssm_n_v_heads) + " heads of " +
+                      std::to_string(config.ssm_head_dim) + " x " + std::to_string(config.ssm_head_dim) + ", " +
+                      std::to_string(config.layers.size() - config.n_attention_layers()) + " layers): more than 2^48 bytes");
   return OkStatus();
 }
 

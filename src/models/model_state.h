@@ -38,8 +38,9 @@ struct StateOptions {
 
 // InvalidArgument naming the field for options no state can take: a
 // context size that is not positive, a span that is not a whole number of
-// K tiles.
-Status check_state_options(const StateOptions& options);
+// K tiles; OutOfRange for a KV cache or recurrent state of config's shapes
+// past 2^48 bytes (sizes computed with overflow checks).
+Status check_state_options(const ModelConfig& config, const StateOptions& options);
 
 // Positions per K tile of the cache.
 inline constexpr int64_t kKvTile = 64;

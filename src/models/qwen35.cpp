@@ -32,7 +32,7 @@ class Qwen35Model final : public Model {
  public:
   Status init(const gguf::File& file);
   Result<std::unique_ptr<ModelState>> new_state(const StateOptions& options) const override {
-    KZ_RETURN_IF_ERROR(check_state_options(options));
+    KZ_RETURN_IF_ERROR(check_state_options(config_, options));
     return std::make_unique<ModelState>(config_, options);
   }
   Status forward(ModelState& state, const ForwardRequest& request) const override;

@@ -5,6 +5,8 @@
 // tiles are refused.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "models/model_config.h"
@@ -85,13 +87,47 @@ TEST(KvLayout, AnAutomaticSpanIsAbout2MiBOfOneLayersK) {
 }
 
 TEST(KvLayout, StateOptionsRejectPartialTiles) {
-  EXPECT_TRUE(check_state_options({.n_ctx = 100, .kv_span = 0}).ok());
-  EXPECT_TRUE(check_state_options({.n_ctx = 100, .kv_span = 3 * kKvTile}).ok());
-  const Status odd = check_state_options({.n_ctx = 100, .kv_span = kKvTile + 1});
+  const ModelConfig c;
+  EXPECT_TRUE(check_state_options(c, {.n_ctx = 100, .kv_span = 0}).ok());
+  EXPECT_TRUE(check_state_options(c, {.n_ctx = 100, .kv_span = 3 * kKvTile}).ok());
+  const Status odd = check_state_options(c, {.n_ctx = 100, .kv_span = kKvTile + 1});
   EXPECT_FALSE(odd.ok());
   EXPECT_NE(odd.to_string().find("kv_span"), std::string::npos) << odd.to_string();
-  EXPECT_FALSE(check_state_options({.n_ctx = 100, .kv_span = -kKvTile}).ok());
-  EXPECT_FALSE(check_state_options({.n_ctx = 0}).ok());
+  EXPECT_FALSE(check_state_options(c, {.n_ctx = 100, .kv_span = -kKvTile}).ok());
+  EXPECT_FALSE(check_state_options(c, {.n_ctx = 0}).ok());
+}
+
+// Each dimension a file gives is bounded (2^24), their products are not: a
+// state whose size would wrap the index arithmetic, or could not exist in
+// a 48-bit address space, is an error naming the shapes, not a wrapped
+// allocation or an exception.
+TEST(KvLayout, StateOptionsRejectStatesPastTheAddressSpace) {
+  ModelConfig c;
+  c.n_head_kv = 8;
+  c.head_dim_k = c.head_dim_v = 128;
+  c.layers = {LayerKind::kAttention, LayerKind::kGatedDeltaNet};
+  c.ssm_n_v_heads = 16;
+  c.ssm_head_dim = 128;
+  EXPECT_TRUE(check_state_options(c, {.n_ctx = 1 << 20, .kv_type = KvType::kF16}).ok());
+  // 8 heads x 128 values x 2 (K and V) x 2 bytes x 2^37 positions, one layer: 2^49 bytes.
+  const Status kv = check_state_options(c, {.n_ctx = int64_t{1} << 37, .kv_type = KvType::kF16});
+  EXPECT_EQ(kv.code(), ErrorCode::kOutOfRange) << kv.to_string();
+  EXPECT_NE(kv.to_string().find("KV cache"), std::string::npos) << kv.to_string();
+  // A context size near the int64 limit must not wrap when rounded up to a tile.
+  EXPECT_FALSE(check_state_options(c, {.n_ctx = INT64_MAX}).ok());
+  // KV heads x head dim at the per-dimension bound: the product wraps 64 bits.
+  ModelConfig wide = c;
+  wide.n_head_kv = wide.head_dim_k = wide.head_dim_v = int64_t{1} << 24;
+  EXPECT_EQ(check_state_options(wide, {.n_ctx = 1 << 20}).code(), ErrorCode::kOutOfRange);
+  // S of 2^24 heads of 2^24 x 2^24: 2^74 values.
+  ModelConfig deep = c;
+  deep.ssm_n_v_heads = deep.ssm_head_dim = int64_t{1} << 24;
+  const Status s = check_state_options(deep, {.n_ctx = 64});
+  EXPECT_EQ(s.code(), ErrorCode::kOutOfRange) << s.to_string();
+  EXPECT_NE(s.to_string().find("recurrent state"), std::string::npos) << s.to_string();
+  // Just under the bound: 2^14 heads of 2^14 x 2^14 floats, one layer, is 2^44 bytes.
+  deep.ssm_n_v_heads = deep.ssm_head_dim = int64_t{1} << 14;
+  EXPECT_TRUE(check_state_options(deep, {.n_ctx = 64}).ok());
 }
 
 }  // namespace
