@@ -212,6 +212,26 @@ inline void prefetch_to_l2(const void* p, size_t bytes) {
   }
 }
 
+// Reads one byte of every cache line of [a, a + a_bytes) and of
+// [b, b + b_bytes), the two walked side by side, so that what reads them
+// next finds them in cache. Demand loads, not prefetches: a decoded token's
+// attention streamed its K / V tiles from memory ~18 % faster after this
+// (Zen 2, 2 threads, 2048 cached positions: 21 against 17.6 GB/s), where
+// software prefetches of the same lines, in a burst or spread over the
+// products, gained nothing. Both ranges must be readable.
+inline void read_into_cache(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto* pa = static_cast<const volatile unsigned char*>(a);
+  const auto* pb = static_cast<const volatile unsigned char*>(b);
+  const size_t n = a_bytes > b_bytes ? a_bytes : b_bytes;
+  for (size_t off = 0; off < n; off += 64) {
+    if (off < a_bytes) (void)pa[off];
+    if (off < b_bytes) (void)pb[off];
+  }
+  // The last line of a range that does not start on a line.
+  if (a_bytes != 0) (void)pa[a_bytes - 1];
+  if (b_bytes != 0) (void)pb[b_bytes - 1];
+}
+
 // IEEE half <-> float over a row (the f16 KV cache): exact one way, round to
 // nearest even the other, the same bits on every ISA.
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out);

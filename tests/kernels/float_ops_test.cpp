@@ -4,6 +4,8 @@
 // swiglu against double formulas; and every kernel table bit for bit against
 // the references (odd lengths, masked tails, -inf start, misaligned starts).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -404,6 +406,31 @@ TEST(ReadStream, SumsTheWordsInEveryTable) {
       }
     }
   }
+}
+
+// read_into_cache reads every line of its two ranges and nothing outside
+// them: each range starts right after an inaccessible page or ends right
+// before one (a read past either edge is a SIGSEGV), over sizes that leave
+// every position within a line, misaligned starts and empty ranges.
+TEST(ReadIntoCache, ReadsNothingOutsideItsRanges) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* map = mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  char* const base = static_cast<char*>(map);
+  ASSERT_EQ(0, mprotect(base, page, PROT_NONE));
+  ASSERT_EQ(0, mprotect(base + 2 * page, page, PROT_NONE));
+  char* const begin = base + page;
+  char* const end = base + 2 * page;
+  for (size_t n = 0; n <= 300; ++n) {
+    for (size_t m : {size_t{0}, size_t{1}, n / 2, n}) {
+      read_into_cache(end - n, n, begin, m);   // a ends at the guard page, b starts after the other
+      read_into_cache(begin, n, end - m, m);
+      read_into_cache(begin + 5, n, end - m - 3, m);
+    }
+  }
+  read_into_cache(begin, page, begin, page);  // the whole page, twice
+  munmap(map, 3 * page);
+  SUCCEED();
 }
 
 // Every half, and floats over the whole bit space (ties, the overflow edge
