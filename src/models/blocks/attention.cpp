@@ -237,6 +237,17 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
         // the rest is masked, so a prefill skips ~3/8 of that tile's work
         // (decode, one query, already stops at its position). Masked
         // positions carry exact zeros, so the bits do not change.
+        // C (+)= A B over the panel of B at offset `at` of a tile: the f16
+        // tile (b16) as it is (few rows), else its floats (b32: the
+        // converted tile or an f32 cache's).
+        auto product = [&](bool acc, int64_t m_rows, int64_t n, int64_t k_len, const float* a, int64_t lda,
+                           const uint16_t* b16, const float* b32, size_t at, int64_t ldb, float* c, int64_t ldc) {
+          const auto la = static_cast<size_t>(lda), lb = static_cast<size_t>(ldb), lc = static_cast<size_t>(ldc);
+          if (half_tiles && acc) gemm_f32_f16b_acc(m_rows, n, k_len, a, la, b16 + at, lb, c, lc);
+          else if (half_tiles) gemm_f32_f16b(m_rows, n, k_len, a, la, b16 + at, lb, c, lc);
+          else if (acc) gemm_f32_acc(m_rows, n, k_len, a, la, b32 + at, lb, c, lc);
+          else gemm_f32(m_rows, n, k_len, a, la, b32 + at, lb, c, lc);
+        };
         const bool diagonal = j0 + n_k > q0 + 1;  // some query sees fewer than n_k positions
         const int64_t sub_rows = diagonal ? kSubQueries * group : rows;
         auto sub_width = [&](int64_t r1) { return std::min(n_k, q0 + (r1 - 1) / group - j0 + 1); };
@@ -248,14 +259,8 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
           for (int64_t c = 0; c * kKvPanel < width; ++c) {
             const int64_t n = std::min(kKvPanel, width - c * kKvPanel);
             const size_t at = static_cast<size_t>(c * kKvPanel * dk);
-            float* sc = s.data() + r0 * n_k + c * kKvPanel;
-            if (half_tiles) {
-              gemm_f32_f16b(r1 - r0, n, dk, qm.data() + r0 * dk, static_cast<size_t>(dk), kt16 + at,
-                            static_cast<size_t>(kKvPanel), sc, static_cast<size_t>(n_k));
-            } else {
-              gemm_f32(r1 - r0, n, dk, qm.data() + r0 * dk, static_cast<size_t>(dk), kt + at,
-                       static_cast<size_t>(kKvPanel), sc, static_cast<size_t>(n_k));
-            }
+            product(false, r1 - r0, n, dk, qm.data() + r0 * dk, dk, kt16, kt, at, kKvPanel,
+                    s.data() + r0 * n_k + c * kKvPanel, n_k);
           }
         }
         // Online softmax: p = exp(score - m_new), o *= exp(m_old - m_new).
@@ -275,14 +280,8 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
           for (int64_t c = 0; c * kKvPanel < dv; ++c) {
             const int64_t n = kv_panel_width(c, dv);
             const size_t at = static_cast<size_t>(c * kTile * kKvPanel);
-            float* oc = o.data() + r0 * dv + c * kKvPanel;
-            if (half_tiles) {
-              gemm_f32_f16b_acc(r1 - r0, n, width, p.data() + r0 * n_k, static_cast<size_t>(n_k), vr16 + at,
-                                static_cast<size_t>(n), oc, static_cast<size_t>(dv));
-            } else {
-              gemm_f32_acc(r1 - r0, n, width, p.data() + r0 * n_k, static_cast<size_t>(n_k), vr + at,
-                           static_cast<size_t>(n), oc, static_cast<size_t>(dv));
-            }
+            product(true, r1 - r0, n, width, p.data() + r0 * n_k, n_k, vr16, vr, at, n,
+                    o.data() + r0 * dv + c * kKvPanel, dv);
           }
         }
       }
