@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -14,12 +15,14 @@ namespace kazeia {
 namespace {
 std::atomic<uint64_t> g_next_state_id{1};
 
+int64_t kv_elem_bytes(KvType t) { return t == KvType::kF32 ? 4 : 2; }
+
 // A span: as many whole tiles as one layer's K (all heads) fits in 2 MiB,
 // at least one tile and at most the context (model_state.h), unless the
 // options name one.
 KvLayout kv_layout_for(const ModelConfig& config, const StateOptions& options, int64_t positions) {
   const int64_t d = std::max(config.head_dim_k, config.head_dim_v);
-  const int64_t elem = options.kv_type == KvType::kF32 ? 4 : 2;
+  const int64_t elem = kv_elem_bytes(options.kv_type);
   const int64_t per_position = std::max<int64_t>(1, config.n_head_kv * d * elem);
   constexpr int64_t kHugePage = int64_t{2} << 20;
   KvLayout l;
@@ -43,25 +46,28 @@ Status check_state_options(const ModelConfig& config, const StateOptions& option
   // comes from the caller. Whatever could not exist in a 48-bit address
   // space is refused here, before the index arithmetic (int64) could wrap.
   constexpr uint64_t kMaxStateBytes = uint64_t{1} << 48;
-  const uint64_t elem = options.kv_type == KvType::kF32 ? 4 : 2;
-  const uint64_t d = static_cast<uint64_t>(std::max<int64_t>({config.head_dim_k, config.head_dim_v, 0}));
+  const int64_t n_attention = config.n_attention_layers();
+  const int64_t n_recurrent = static_cast<int64_t>(config.layers.size()) - n_attention;
+  const int64_t d = std::max(config.head_dim_k, config.head_dim_v);
+  // `first` times the product of `factors` (negatives as 0), or nullopt past 64 bits.
+  auto bytes_of = [](uint64_t first, std::initializer_list<int64_t> factors) -> std::optional<uint64_t> {
+    std::optional<uint64_t> p = first;
+    for (int64_t f : factors)
+      if (p) p = checked_mul(*p, static_cast<uint64_t>(std::max<int64_t>(f, 0)));
+    return p;
+  };
   const auto positions = checked_align_up(static_cast<uint64_t>(options.n_ctx), kKvTile);
-  std::optional<uint64_t> kv = positions;
-  for (uint64_t f : {static_cast<uint64_t>(std::max<int64_t>(config.n_head_kv, 0)), d, elem, uint64_t{2},
-                     static_cast<uint64_t>(config.n_attention_layers())})
-    if (kv) kv = checked_mul(*kv, f);
+  const auto kv = positions ? bytes_of(*positions, {config.n_head_kv, d, kv_elem_bytes(options.kv_type), 2, n_attention})
+                            : std::nullopt;  // K and V
   if (!kv || *kv > kMaxStateBytes)
     return OutOfRange("KV cache for n_ctx " + std::to_string(options.n_ctx) + " (" +
                       std::to_string(config.n_head_kv) + " KV heads of " + std::to_string(d) + " values, " +
-                      std::to_string(config.n_attention_layers()) + " layers): more than 2^48 bytes");
-  std::optional<uint64_t> s = uint64_t{sizeof(float)};
-  for (int64_t f : {config.ssm_n_v_heads, config.ssm_head_dim, config.ssm_head_dim,
-                    static_cast<int64_t>(config.layers.size()) - config.n_attention_layers()})
-    if (s) s = checked_mul(*s, static_cast<uint64_t>(std::max<int64_t>(f, 0)));
+                      std::to_string(n_attention) + " layers): more than 2^48 bytes");
+  const auto s = bytes_of(sizeof(float), {config.ssm_n_v_heads, config.ssm_head_dim, config.ssm_head_dim, n_recurrent});
   if (!s || *s > kMaxStateBytes)
     return OutOfRange("recurrent state (" + std::to_string(config.ssm_n_v_heads) + " heads of " +
                       std::to_string(config.ssm_head_dim) + " x " + std::to_string(config.ssm_head_dim) + ", " +
-                      std::to_string(config.layers.size() - config.n_attention_layers()) + " layers): more than 2^48 bytes");
+                      std::to_string(n_recurrent) + " layers): more than 2^48 bytes");
   return OkStatus();
 }
 
@@ -272,7 +278,7 @@ uint64_t StateCheckpoint::memory_bytes() const {
 }
 
 uint64_t ModelState::memory_bytes() const {
-  const uint64_t elem = options_.kv_type == KvType::kF32 ? 4 : 2;
+  const auto elem = static_cast<uint64_t>(kv_elem_bytes(options_.kv_type));
   uint64_t total = kv_.size() * 2 * static_cast<uint64_t>(kv_layout_.values()) * elem;
   for (const auto& r : recurrent_) total += r.memory_bytes();
   return total;

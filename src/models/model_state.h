@@ -202,7 +202,7 @@ class ModelState {
   int64_t n_past() const { return n_past_; }
   int64_t n_ctx() const { return options_.n_ctx; }
   KvType kv_type() const { return options_.kv_type; }
-  const KvLayout& kv_layout() const { return kv_layout_; }  // where positions sit in a layer's K / V (kv_k_index)
+  const KvLayout& kv_layout() const { return kv_layout_; }  // where positions sit in a layer's K / V (kv_k_at, kv_v_at)
   // Positions the KV buffers hold: n_ctx rounded up to whole K tiles.
   int64_t padded_ctx() const { return (options_.n_ctx + kKvTile - 1) / kKvTile * kKvTile; }
 

@@ -2,7 +2,7 @@
 // position and head has a place of its own inside the buffer allocated for
 // the context, whatever the span - spans of several tiles, a short last
 // span, one span for the whole context - and options that name partial
-// tiles are refused.
+// tiles, or a state past the address space, are refused.
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -192,8 +192,9 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
           // read_into_cache), as every tile did before the panels:
           // Qwen3-0.6B Q4_0 on Zen 2, 2 threads, tg32 after 2048 tokens
           // with an f32 cache, 4 alternating pairs: 36.5-37.5 against
-          // 34.2-34.9 t/s (prefetching 8 KiB ahead: no better); the tiles
-          // before the panels 37.3-38.5.
+          // 34.2-34.9 t/s (prefetching 8 KiB ahead: no better; f32 panels
+          // of 16 columns, one line a row, without the reads: 35.2-35.7
+          // against 36.3-37.9); the tiles before the panels 37.3-38.5.
           if (!f16) {
             read_into_cache(kv.k.get() + k_tile, static_cast<size_t>(dk * kTile) * elem, kv.v.get() + v_tile,
                             static_cast<size_t>(dv * kTile) * elem);
@@ -232,11 +233,6 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
             fp16_to_fp32_row(vr16 + at, n_k * kv_panel_width(c, dv), vf.data() + at);
           }
         }
-        // Rows in sub-blocks of kSubQueries queries, each multiplied only
-        // up to the last position its last query sees: on the diagonal tile
-        // the rest is masked, so a prefill skips ~3/8 of that tile's work
-        // (decode, one query, already stops at its position). Masked
-        // positions carry exact zeros, so the bits do not change.
         // C (+)= A B over the panel of B at offset `at` of a tile: the f16
         // tile (b16) as it is (few rows), else its floats (b32: the
         // converted tile or an f32 cache's).
@@ -248,6 +244,11 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
           else if (acc) gemm_f32_acc(m_rows, n, k_len, a, la, b32 + at, lb, c, lc);
           else gemm_f32(m_rows, n, k_len, a, la, b32 + at, lb, c, lc);
         };
+        // Rows in sub-blocks of kSubQueries queries, each multiplied only
+        // up to the last position its last query sees: on the diagonal tile
+        // the rest is masked, so a prefill skips ~3/8 of that tile's work
+        // (decode, one query, already stops at its position). Masked
+        // positions carry exact zeros, so the bits do not change.
         const bool diagonal = j0 + n_k > q0 + 1;  // some query sees fewer than n_k positions
         const int64_t sub_rows = diagonal ? kSubQueries * group : rows;
         auto sub_width = [&](int64_t r1) { return std::min(n_k, q0 + (r1 - 1) / group - j0 + 1); };
