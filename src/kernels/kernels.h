@@ -149,6 +149,16 @@ Status rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int
                  float freq_base);
 Status rope_norm(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos,
                  float freq_base);
+// The same two steps apart, for callers that rotate many heads at one
+// position (a model's attention layers: the angles cost more than the
+// rotation of a few heads): the n_rot / 2 angles' cos and sin, then the
+// rotation with them. rope_neox(.., pos, base) is rope_angles(pos, ..)
+// followed by rope_neox_angles, bit for bit.
+void rope_angles(int64_t pos, int64_t n_rot, float freq_base, float* cos_out, float* sin_out);
+Status rope_neox_angles(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos_theta,
+                        const float* sin_theta);
+Status rope_norm_angles(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos_theta,
+                        const float* sin_theta);
 
 // Softmax as ggml_soft_max_ext: w = x * scale (+ mask[i] when mask is not
 // null), m = max(w), e_i = expf(w_i - m), sum in double,

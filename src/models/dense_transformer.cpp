@@ -75,13 +75,14 @@ Status DenseTransformer::forward(ModelState& state, const ForwardRequest& reques
   KZ_RETURN_IF_ERROR(state.check_room(n));
   ScratchFloats x(static_cast<size_t>(n * c.n_embd)), h(x.size()), y(x.size());
   KZ_RETURN_IF_ERROR(embed_tokens(token_embd_, request.tokens, c.n_vocab, x.data()));
+  const RopeTable rope(c, state.n_past(), n);
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const DenseLayer& l = layers_[static_cast<size_t>(il)];
     // x += the previous layer's feed-forward output (none before layer 0).
     add_and_norm_rows(x.data(), il > 0 ? y.data() : nullptr, l.attn_norm, n, c.n_embd, c.rms_eps, h.data(), request.pool);
     KvLayer& kv = state.kv()[static_cast<size_t>(state.kv_index(il))];
-    KZ_RETURN_IF_ERROR(attention_forward(c, l.attn, kv, state.kv_type(), state.kv_layout(), state.n_past(), h.data(), n,
-                                         y.data(), request.pool));
+    KZ_RETURN_IF_ERROR(attention_forward(c, l.attn, kv, state.kv_type(), state.kv_layout(), state.n_past(), rope,
+                                         h.data(), n, y.data(), request.pool));
     add_and_norm_rows(x.data(), y.data(), l.ffn_norm, n, c.n_embd, c.rms_eps, h.data(), request.pool);
     KZ_RETURN_IF_ERROR(ffn_forward(l.ffn, h.data(), n, y.data(), request.pool));
   }

@@ -202,6 +202,42 @@ TEST(Rope, NormPairingIsNeoxOnInterleavedDims) {
   }
 }
 
+// The two steps apart (a model computes a position's angles once for all
+// its layers) give rope_neox / rope_norm's bits, and the angles are the
+// float recurrence's (pinned against ggml's convention above).
+TEST(Rope, AnglesThenRotationEqualsRopeAtThePosition) {
+  for (bool neox : {true, false}) {
+    for (int64_t pos : {0, 5, 1234}) {
+      for (auto [dim, n_rot] : {std::pair<int64_t, int64_t>{64, 64}, {32, 8}, {128, 128}, {256, 64}}) {
+        SCOPED_TRACE(::testing::Message() << (neox ? "neox" : "norm") << " pos " << pos << " dim " << dim
+                                          << " n_rot " << n_rot);
+        const int64_t heads = 3;
+        const auto x0 = random_floats(static_cast<size_t>(heads * dim), static_cast<uint32_t>(pos + dim));
+        auto whole = x0, apart = x0;
+        ASSERT_TRUE((neox ? rope_neox(whole.data(), heads, dim, n_rot, pos, 1e6f)
+                          : rope_norm(whole.data(), heads, dim, n_rot, pos, 1e6f)).ok());
+        std::vector<float> cs(static_cast<size_t>(n_rot / 2)), sn(cs.size());
+        rope_angles(pos, n_rot, 1e6f, cs.data(), sn.data());
+        float theta = static_cast<float>(pos);
+        const float theta_scale = std::pow(1e6f, -2.0f / static_cast<float>(n_rot));
+        for (size_t i = 0; i < cs.size(); ++i, theta *= theta_scale) {
+          ASSERT_EQ(cs[i], std::cos(theta)) << i;
+          ASSERT_EQ(sn[i], std::sin(theta)) << i;
+        }
+        ASSERT_TRUE((neox ? rope_neox_angles(apart.data(), heads, dim, n_rot, cs.data(), sn.data())
+                          : rope_norm_angles(apart.data(), heads, dim, n_rot, cs.data(), sn.data())).ok());
+        for (size_t i = 0; i < x0.size(); ++i) ASSERT_EQ(apart[i], whole[i]) << "element " << i;
+        if (pos > 0) {
+          EXPECT_NE(apart, x0);
+        }
+      }
+    }
+  }
+  std::vector<float> x(64), cs(32), sn(32);
+  EXPECT_EQ(rope_neox_angles(x.data(), 1, 64, 7, cs.data(), sn.data()).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(rope_norm_angles(x.data(), 1, 64, 64, nullptr, sn.data()).code(), ErrorCode::kInvalidArgument);
+}
+
 TEST(Rope, RejectsBadRotaryDims) {
   std::vector<float> x(64);
   EXPECT_EQ(rope_neox(x.data(), 1, 64, 7, 1, 1e4f).code(), ErrorCode::kInvalidArgument);

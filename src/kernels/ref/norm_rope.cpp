@@ -19,19 +19,6 @@ namespace {
 // Largest head_dim we keep the rotary table on the stack for.
 constexpr int64_t kMaxStackRot = 512;
 
-// cos / sin of the n_rot / 2 angles of position pos, as ggml_rope_cache_init
-// with freq_scale 1, ext_factor 0, attn_factor 1 (plain RoPE): the angle is
-// advanced by repeated float multiplication, not recomputed with pow.
-void rope_angles(int64_t pos, int64_t n_rot, float freq_base, float* cos_out, float* sin_out) {
-  const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
-  float theta = static_cast<float>(pos);
-  for (int64_t i = 0; i < n_rot / 2; ++i) {
-    cos_out[i] = std::cos(theta);
-    sin_out[i] = std::sin(theta);
-    theta *= theta_scale;
-  }
-}
-
 Status check_rope(const float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const char* op) {
   if (n_heads < 0 || head_dim <= 0 || n_rot <= 0 || n_rot > head_dim || n_rot % 2 != 0) {
     return InvalidArgument(std::string(op) + ": need n_rot even and 0 < n_rot <= head_dim, got n_heads " +
@@ -44,6 +31,27 @@ Status check_rope(const float* x, int64_t n_heads, int64_t head_dim, int64_t n_r
 
 // Rotates the pairs (x[i * stride], x[i * stride + offset]) for i < n_rot/2:
 // NEOX uses stride 1, offset n_rot/2; NORM stride 2, offset 1.
+Status rotate(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cs, const float* sn,
+              bool neox, const char* op) {
+  KZ_RETURN_IF_ERROR(check_rope(x, n_heads, head_dim, n_rot, op));
+  if (n_heads > 0 && (cs == nullptr || sn == nullptr)) return InvalidArgument(std::string(op) + ": null angles");
+  const int64_t half = n_rot / 2;
+  const int64_t stride = neox ? 1 : 2;
+  const int64_t offset = neox ? half : 1;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (int64_t i = 0; i < half; ++i) {
+      float* p0 = v + i * stride;
+      float* p1 = p0 + offset;
+      const float x0 = *p0;
+      const float x1 = *p1;
+      *p0 = x0 * cs[i] - x1 * sn[i];
+      *p1 = x0 * sn[i] + x1 * cs[i];
+    }
+  }
+  return OkStatus();
+}
+
 Status rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos,
             float freq_base, bool neox, const char* op) {
   KZ_RETURN_IF_ERROR(check_rope(x, n_heads, head_dim, n_rot, op));
@@ -59,21 +67,7 @@ Status rope(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t 
     sn = heap.data() + half;
   }
   rope_angles(pos, n_rot, freq_base, cs, sn);
-
-  const int64_t stride = neox ? 1 : 2;
-  const int64_t offset = neox ? half : 1;
-  for (int64_t h = 0; h < n_heads; ++h) {
-    float* v = x + h * head_dim;
-    for (int64_t i = 0; i < half; ++i) {
-      float* p0 = v + i * stride;
-      float* p1 = p0 + offset;
-      const float x0 = *p0;
-      const float x1 = *p1;
-      *p0 = x0 * cs[i] - x1 * sn[i];
-      *p1 = x0 * sn[i] + x1 * cs[i];
-    }
-  }
-  return OkStatus();
+  return rotate(x, n_heads, head_dim, n_rot, cs, sn, neox, op);
 }
 
 }  // namespace
@@ -103,6 +97,29 @@ void l2_norm(const float* x, int64_t n, float eps, float* out) {
   const float norm = std::sqrt(static_cast<float>(active_kernels().sum_squares(x, n)));
   const float scale = 1.0f / std::fmax(norm, eps);
   active_kernels().scale(x, scale, n, out);
+}
+
+// Angles as ggml_rope_cache_init with freq_scale 1, ext_factor 0,
+// attn_factor 1 (plain RoPE): the angle is advanced by repeated float
+// multiplication, not recomputed with pow.
+void rope_angles(int64_t pos, int64_t n_rot, float freq_base, float* cos_out, float* sin_out) {
+  const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
+  float theta = static_cast<float>(pos);
+  for (int64_t i = 0; i < n_rot / 2; ++i) {
+    cos_out[i] = std::cos(theta);
+    sin_out[i] = std::sin(theta);
+    theta *= theta_scale;
+  }
+}
+
+Status rope_neox_angles(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos_theta,
+                        const float* sin_theta) {
+  return rotate(x, n_heads, head_dim, n_rot, cos_theta, sin_theta, /*neox=*/true, "rope_neox_angles");
+}
+
+Status rope_norm_angles(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos_theta,
+                        const float* sin_theta) {
+  return rotate(x, n_heads, head_dim, n_rot, cos_theta, sin_theta, /*neox=*/false, "rope_norm_angles");
 }
 
 Status rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, int64_t pos,

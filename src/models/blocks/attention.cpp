@@ -32,16 +32,32 @@ constexpr int64_t kMaxRowsOnHalfTiles = 8;
 // single token stays on the caller).
 constexpr int64_t kPrepareGrain = 4;
 
-Status apply_rope(const ModelConfig& c, float* heads, int64_t n_heads, int64_t pos) {
-  if (c.rope_pairing == RopePairing::kNeox) return rope_neox(heads, n_heads, c.head_dim_k, c.n_rot, pos, c.rope_freq_base);
-  return rope_norm(heads, n_heads, c.head_dim_k, c.n_rot, pos, c.rope_freq_base);
+// Token t's rotation (its angles from the table) on n_heads heads.
+Status apply_rope(const ModelConfig& c, const RopeTable& rope, int64_t t, float* heads, int64_t n_heads) {
+  if (c.rope_pairing == RopePairing::kNeox)
+    return rope_neox_angles(heads, n_heads, c.head_dim_k, c.n_rot, rope.cos_at(t), rope.sin_at(t));
+  return rope_norm_angles(heads, n_heads, c.head_dim_k, c.n_rot, rope.cos_at(t), rope.sin_at(t));
 }
 
 }  // namespace
 
+RopeTable::RopeTable(const ModelConfig& c, int64_t first_pos, int64_t n_tokens)
+    : first_pos_(first_pos),
+      n_tokens_(n_tokens),
+      half_(std::max<int64_t>(0, c.n_rot / 2)),
+      values_(static_cast<size_t>(n_tokens * 2 * half_)) {
+  for (int64_t t = 0; t < n_tokens; ++t)
+    rope_angles(first_pos + t, 2 * half_, c.rope_freq_base, values_.data() + t * 2 * half_,
+                values_.data() + t * 2 * half_ + half_);
+}
+
 Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLayer& kv, KvType kv_type,
-                         const KvLayout& kv_layout, int64_t n_past, const float* x, int64_t n_tokens, float* out,
-                         ThreadPool* pool) {
+                         const KvLayout& kv_layout, int64_t n_past, const RopeTable& rope, const float* x,
+                         int64_t n_tokens, float* out, ThreadPool* pool) {
+  if (rope.first_pos() != n_past || rope.n_tokens() != n_tokens)
+    return InvalidArgument("attention: rotary angles of positions " + std::to_string(rope.first_pos()) + " + " +
+                           std::to_string(rope.n_tokens()) + " for a batch at " + std::to_string(n_past) + " + " +
+                           std::to_string(n_tokens));
   const int64_t dk = c.head_dim_k, dv = c.head_dim_v;
   const int64_t n_head = c.n_head, n_kv = c.n_head_kv;
   const int64_t q_width = n_head * dk * (w.gated ? 2 : 1);
@@ -94,16 +110,12 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       ta = tb;
     }
   };
-  // When every new token falls in one block (decode), the task of KV head g
-  // is the only one reading head g's tiles: it stores head g's new rows
-  // itself, so the line fetches of the stores are spread over the threads
-  // and the rows are in cache when its scores read them.
-  const bool store_in_tasks = n_blocks == 1;
-  // Tokens are independent here: a batch splits them over the threads.
-  KZ_RETURN_IF_ERROR(parallel_for_status(pool, 0, n_tokens, [&](int64_t t0, int64_t t1, int) -> Status {
+  // Per-head norm and rotary of tokens [t0, t1) on the query heads of KV
+  // heads [g0, g1) (and their gates) and on those K heads.
+  const int64_t group = n_head / n_kv;
+  auto prepare = [&](int64_t t0, int64_t t1, int64_t g0, int64_t g1) -> Status {
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t pos = n_past + t;
-      for (int64_t h = 0; h < n_head; ++h) {
+      for (int64_t h = g0 * group; h < g1 * group; ++h) {
         const float* src = qg.data() + t * q_width + h * dk * (w.gated ? 2 : 1);
         float* dst = q.data() + (t * n_head + h) * dk;
         if (w.q_norm)
@@ -112,15 +124,28 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
           std::copy(src, src + dk, dst);
         if (w.gated) std::copy(src + dk, src + 2 * dk, gate.data() + (t * n_head + h) * dk);
       }
-      KZ_RETURN_IF_ERROR(apply_rope(c, q.data() + t * n_head * dk, n_head, pos));
-      float* kt = k.data() + t * n_kv * dk;
-      if (w.k_norm) rms_norm_heads(kt, w.k_norm, n_kv, dk, c.rms_eps, kt);
-      KZ_RETURN_IF_ERROR(apply_rope(c, kt, n_kv, pos));
+      KZ_RETURN_IF_ERROR(apply_rope(c, rope, t, q.data() + (t * n_head + g0 * group) * dk, (g1 - g0) * group));
+      float* kt = k.data() + (t * n_kv + g0) * dk;
+      if (w.k_norm) rms_norm_heads(kt, w.k_norm, g1 - g0, dk, c.rms_eps, kt);
+      KZ_RETURN_IF_ERROR(apply_rope(c, rope, t, kt, g1 - g0));
     }
-    if (!store_in_tasks)
-      for (int64_t g = 0; g < n_kv; ++g) store_kv(t0, t1, g);
     return OkStatus();
-  }, kPrepareGrain));
+  };
+  // When every new token falls in one block (decode), the task of KV head g
+  // is the only one reading head g's tiles and its group's queries: it
+  // prepares them and stores head g's new rows itself, so that work runs on
+  // every thread instead of between two parallel regions, the line fetches
+  // of the stores are spread over the threads, and the rows are in cache
+  // when its scores read them.
+  const bool store_in_tasks = n_blocks == 1;
+  // Else tokens are independent here: a batch splits them over the threads.
+  if (!store_in_tasks) {
+    KZ_RETURN_IF_ERROR(parallel_for_status(pool, 0, n_tokens, [&](int64_t t0, int64_t t1, int) -> Status {
+      KZ_RETURN_IF_ERROR(prepare(t0, t1, 0, n_kv));
+      for (int64_t g = 0; g < n_kv; ++g) store_kv(t0, t1, g);
+      return OkStatus();
+    }, kPrepareGrain));
+  }
 
   // Scores, softmax and the weighted sum of V, tiled (flash-attention
   // style): a task is one KV head and a block of up to kTile queries (times
@@ -134,7 +159,6 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
   // leaves every sum unchanged. The products go through gemm_f32(_acc), whose
   // per-element fma chains do not depend on the shapes either.
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
-  const int64_t group = n_head / n_kv;
   ScratchFloats attn(static_cast<size_t>(n_tokens * n_head * dv));
   const bool f16 = kv_type == KvType::kF16;
   // A decoded token (one query block) reads each KV head's tiles cold from
@@ -151,7 +175,7 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
     prefetch_to_l2(f16 ? static_cast<const void*>(kv.v16.get() + vn) : kv.v.get() + vn,
                    static_cast<size_t>(dv * kTile) * elem);
   };
-  auto blocks = [&](int64_t begin, int64_t end, int) {
+  auto blocks = [&](int64_t begin, int64_t end, int) -> Status {
     const int64_t max_rows = kTile * group;
     ScratchFloats qm(static_cast<size_t>(max_rows * dk)), kf(f16 ? static_cast<size_t>(kTile * dk) : 0),
         vf(f16 ? static_cast<size_t>(kTile * dv) : 0), s(static_cast<size_t>(max_rows * kTile)),
@@ -162,7 +186,10 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
       // order), so the short ones fill the gaps at the end.
       const int64_t b = first_block + n_blocks - 1 - job / n_kv, g = job % n_kv;
       const int64_t q0 = std::max(n_past, b * kTile), q1 = std::min(n_past + n_tokens, (b + 1) * kTile);
-      if (store_in_tasks) store_kv(0, n_tokens, g);
+      if (store_in_tasks) {
+        KZ_RETURN_IF_ERROR(prepare(0, n_tokens, g, g + 1));
+        store_kv(0, n_tokens, g);
+      }
       const int64_t rows = (q1 - q0) * group;  // row r: position q0 + r / group, head g * group + r % group
       // Scores S = Q K^T, vectorised across a tile's positions (the cache
       // keeps K transposed per tile): a score is the fma chain over d of
@@ -296,14 +323,13 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
         }
       }
     }
+    return OkStatus();
   };
   // Causal prefill: later blocks cost more, so many small chunks, claimed
   // dynamically, balance the work. Decode: one run of heads per thread.
   const int64_t n_jobs = n_blocks * n_kv;
-  if (pool)
-    pool->parallel_for(0, n_jobs, blocks, 1, (decode_jobs ? 1 : 16) * pool->size());
-  else
-    blocks(0, n_jobs, 0);
+  KZ_RETURN_IF_ERROR(
+      parallel_for_status(pool, 0, n_jobs, blocks, 1, (decode_jobs ? 1 : 16) * (pool != nullptr ? pool->size() : 1)));
   return matmul(w.wo, attn.data(), n_tokens, out, pool);
 }
 
