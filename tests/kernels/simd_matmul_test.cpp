@@ -261,8 +261,9 @@ TEST_P(SimdTables, LargeOutputsEqualSmallBatches) {
 // The fused gate / up / swiglu product equals its three steps: both
 // matmuls with the same table, then the reference swiglu, bit for bit.
 // Batches that fuse (more than 4 tokens; 130 x 2064 outputs also stream)
-// and ones that do not (1 and 3 tokens), partial last strips (37 rows),
-// 1 and 2 threads.
+// and decode's (1 and 3 tokens; 2064 and 1037 rows split into several
+// chunks over 2 threads), partial last strips (37 and 1037 rows), 1 and 2
+// threads.
 TEST_P(SimdTables, MatmulSwigluEqualsItsSteps) {
   const TensorType type = GetParam();
   const int64_t n_in = is_k_quant(type) ? 256 : 64;
@@ -270,7 +271,7 @@ TEST_P(SimdTables, MatmulSwigluEqualsItsSteps) {
   uint32_t seed = 40;
   for (const KernelTable* table : available_kernel_tables()) {
     SCOPED_TRACE(table->name);
-    for (const auto& [n_out, n_tokens] : {std::pair<int64_t, int64_t>{37, 1}, {37, 3}, {37, 19}, {37, 29}, {2064, 130}}) {
+    for (const auto& [n_out, n_tokens] : {std::pair<int64_t, int64_t>{37, 1}, {37, 3}, {37, 19}, {37, 29}, {2064, 130}, {2064, 1}, {1037, 3}}) {
       ++seed;
       if (n_out * n_tokens > 100000 && !may_stream(*table)) continue;
       const Weights wg = make_weights(type, n_in, n_out, seed, 0), wu = make_weights(type, n_in, n_out, seed + 50, 0);
