@@ -29,7 +29,8 @@ constexpr int64_t kSubQueries = 16;
 constexpr int64_t kMaxRowsOnHalfTiles = 8;
 
 // Tokens per chunk when a batch prepares its q / k rows on every thread (a
-// single token stays on the caller).
+// batch within one tile, a decoded token's, prepares them in the attention
+// tasks instead: below).
 constexpr int64_t kPrepareGrain = 4;
 
 // Token t's rotation (its angles from the table) on n_heads heads.
