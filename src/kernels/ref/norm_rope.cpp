@@ -16,7 +16,7 @@
 namespace kazeia::kernels {
 namespace {
 
-// Largest head_dim we keep the rotary table on the stack for.
+// Largest n_rot whose angles rope() keeps on the stack.
 constexpr int64_t kMaxStackRot = 512;
 
 Status check_rope(const float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const char* op) {

@@ -209,32 +209,31 @@ Status attention_forward(const ModelConfig& c, const AttentionWeights& w, KvLaye
         // A few query rows (decode) multiply the f16 tiles as they are; more
         // convert them once and reuse the floats. The same bits either way.
         const bool half_tiles = f16 && rows <= kMaxRowsOnHalfTiles;
-        if (decode_jobs && (half_tiles || !f16)) {
-          // A decoded token's products read the tile from the cache itself,
-          // panel after panel, each one sequential run that the products
-          // prefetch ahead of themselves into the next panel and tile
-          // (model_state.h). The first tile of the next head is elsewhere:
-          // it is asked for during this head's last. An f32 cache's panel
-          // rows are two lines each, and there the products' prefetches
-          // lost to reading the tile's lines first (kernels::
-          // read_into_cache), as every tile did before the panels:
-          // Qwen3-0.6B Q4_0 on Zen 2, 2 threads, tg32 after 2048 tokens
-          // with an f32 cache, 4 alternating pairs: 36.5-37.5 against
-          // 34.2-34.9 t/s (prefetching 8 KiB ahead: no better; f32 panels
-          // of 16 columns, one line a row, without the reads: 35.2-35.7
-          // against 36.3-37.9); the tiles before the panels 37.3-38.5.
-          if (!f16) {
-            read_into_cache(kv.k.get() + k_tile, static_cast<size_t>(dk * kTile) * elem, kv.v.get() + v_tile,
-                            static_cast<size_t>(dv * kTile) * elem);
-          } else if (j0 + kTile >= q1 && job + 1 < end) {
-            prefetch_tile((job + 1) % n_kv, 0);
-          }
-        } else if (j0 + kTile < q1) {
-          // The next tile of this head follows this one in the cache, but
-          // the hardware prefetchers ramp up too slowly over a few pages:
-          // ask for it while this one is multiplied (tg512 +1.7 %).
+        // What is read next, asked for while this tile is multiplied:
+        //  - a decoded token's products on the f16 tiles as they are walk
+        //    each panel as one run and prefetch ahead of themselves into
+        //    the next panel and tile (model_state.h), so only the first tile
+        //    of the next head, elsewhere, is asked for, during this head's
+        //    last;
+        //  - an f32 cache's panel rows are two lines each, and there the
+        //    products' prefetches lost to reading the tile's lines first
+        //    (kernels::read_into_cache), as every tile did before the
+        //    panels: Qwen3-0.6B Q4_0 on Zen 2, 2 threads, tg32 after 2048
+        //    tokens with an f32 cache, 4 alternating pairs: 36.5-37.5
+        //    against 34.2-34.9 t/s (8 KiB ahead: no better; f32 panels of
+        //    16 columns, one line a row, without the reads: 35.2-35.7
+        //    against 36.3-37.9);
+        //  - otherwise (converted tiles, prefill) the next tile of this
+        //    head: it follows this one in the cache, but the hardware
+        //    prefetchers ramp up too slowly over a few pages (tg512 +1.7 %).
+        const bool last_tile = j0 + kTile >= q1;
+        const bool products_prefetch = decode_jobs && half_tiles;
+        if (decode_jobs && !f16) {
+          read_into_cache(kv.k.get() + k_tile, static_cast<size_t>(dk * kTile) * elem, kv.v.get() + v_tile,
+                          static_cast<size_t>(dv * kTile) * elem);
+        } else if (!last_tile && !products_prefetch) {
           prefetch_tile(g, j0 + kTile);
-        } else if (decode_jobs && job + 1 < end) {
+        } else if (last_tile && decode_jobs && job + 1 < end) {
           prefetch_tile((job + 1) % n_kv, 0);
         }
         const uint16_t* kt16 = f16 ? kv.k16.get() + k_tile : nullptr;
