@@ -9,6 +9,9 @@
 #   tools/kernel_ab.sh REV TYPE N_IN N_OUT THREADS hot|cold [PAIRS]
 #   tools/kernel_ab.sh HEAD Q6_K 1024 1024 1 hot     # compute speed
 #   tools/kernel_ab.sh HEAD Q6_K 1024 151936 2 cold  # decode's output matrix
+#   KERNEL_AB_TOKENS=256 tools/kernel_ab.sh HEAD Q8_0 1024 3072 1 hot 40  # prefill
+# KERNEL_AB_TOKENS (default 1): the batch of every call; the base side then
+# also takes the revision's token tiles (token_tiles_<isa>.cpp).
 # Needs the release build (scripts/build.sh; KERNEL_AB_BUILD names another
 # build directory): the compile flags of kernels_<isa>.cpp are read from its
 # build.ninja, the libraries linked from its src/. Exits 77 (skipped) when
@@ -30,10 +33,12 @@ rule="$(grep -A6 "^build src/CMakeFiles/kz_kernels.dir/kernels/x86/kernels_$isa.
 field() { printf '%s\n' "$rule" | sed -n "s/^  $1 = //p"; }
 flags="$(field FLAGS)"; defines="$(field DEFINES) $isa_define"; includes="$(field INCLUDES)"
 [ -n "$flags" ] || { echo "kernel_ab: kernels_$isa.cpp's flags not found in build.ninja" >&2; exit 1; }
+tile_flags="$(grep -A6 "^build src/CMakeFiles/kz_kernels.dir/kernels/x86/token_tiles_$isa.cpp.o:" "$build/build.ninja" | sed -n 's/^  FLAGS = //p')"
+[ -n "$tile_flags" ] || { echo "kernel_ab: token_tiles_$isa.cpp's flags not found in build.ninja" >&2; exit 1; }
 src="$ROOT/bench/kernel_ab"
 # The base object is rebuilt only when the revision's src/kernels (or the
 # flags) change.
-key="$(git -C "$ROOT" rev-parse "$rev:src/kernels") $(printf '%s' "$flags $defines" | md5sum | cut -c1-12)"
+key="$(git -C "$ROOT" rev-parse "$rev:src/kernels") $(printf '%s' "$flags $tile_flags $defines" | md5sum | cut -c1-12)"
 out="$out/$isa"
 mkdir -p "$out"
 # shellcheck disable=SC2086
@@ -42,13 +47,18 @@ mkdir -p "$out"
   main_pid=$!
   if [ ! -f "$out/base.o" ] || [ "$(cat "$out/base.key" 2>/dev/null)" != "$key" ]; then
     # base.o goes too: a failed compile must not leave another revision's.
-    rm -rf "$out/base" "$out/base.key" "$out/base.o" && mkdir -p "$out/base"
+    rm -rf "$out/base" "$out/base.key" "$out/base.o" "$out/base_tiles.o" && mkdir -p "$out/base"
     git -C "$ROOT" archive "$rev" src/kernels | tar -x -C "$out/base"
-    c++ $flags $defines -I"$out/base/src" $includes -c "$src/kernel_ab_variant.cpp" -o "$out/base.o"
+    c++ $flags $defines -I"$out/base/src" $includes -c "$src/kernel_ab_variant.cpp" -o "$out/base.o" &
+    base_pid=$!
+    # The token tiles' fill under another name, so both builds link.
+    c++ $tile_flags $defines -Dfill_${isa}_token_tiles=kernel_ab_base_token_tiles -I"$out/base/src" $includes \
+      -c "$out/base/src/kernels/x86/token_tiles_$isa.cpp" -o "$out/base_tiles.o"
+    wait "$base_pid"
     printf '%s\n' "$key" >"$out/base.key"
   fi
   wait "$main_pid"
 }
-c++ "$out/main.o" "$out/base.o" "$build/src/libkz_kernels.a" "$build/src/libkz_tensor.a" \
+c++ "$out/main.o" "$out/base.o" "$out/base_tiles.o" "$build/src/libkz_kernels.a" "$build/src/libkz_tensor.a" \
   "$build/src/libkz_format.a" "$build/src/libkz_base.a" -lpthread -o "$out/kernel_ab"
 exec "$out/kernel_ab" "$@"

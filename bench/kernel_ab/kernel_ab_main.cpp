@@ -6,7 +6,7 @@
 // kernel benchmarks moved 10-20 % between runs here; alternating calls
 // resolve ~1 %. Warns when the outputs differ (a kernel change that should
 // keep the bits).
-//   kernel_ab TYPE N_IN N_OUT THREADS hot|cold [PAIRS]
+//   [KERNEL_AB_TOKENS=N] kernel_ab TYPE N_IN N_OUT THREADS hot|cold [PAIRS]
 // hot: one matrix, cache-resident when small (the kernel's compute speed);
 // cold: copies of it over 1 GiB, each call reads another (decode's case).
 #include <algorithm>
@@ -59,6 +59,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   const TensorType type = *parsed;
+  // KERNEL_AB_TOKENS: the batch (prefill's token tiles from ~16).
+  const char* tokens_env = std::getenv("KERNEL_AB_TOKENS");
+  const int64_t n_tokens = tokens_env != nullptr ? std::atol(tokens_env) : 1;
+  if (n_tokens <= 0 || n_tokens > 4096) {
+    std::fprintf(stderr, "kernel_ab: KERNEL_AB_TOKENS must be 1..4096, not '%s'\n", tokens_env);
+    return 2;
+  }
   if (std::strcmp(kernels::active_kernels().name, kernels::x86::base_isa()) != 0) {
     std::printf("kernel_ab: skipped, the active kernels are %s, not %s (KAZEIA_CPU_LEVEL, KERNEL_AB_ISA)\n",
                 kernels::active_kernels().name, kernels::x86::base_isa());
@@ -87,7 +94,8 @@ int main(int argc, char** argv) {
   }
   for (size_t off = 0; off < buf.size(); off += rows.size())
     std::memcpy(buf.data() + off, rows.data(), std::min(rows.size(), buf.size() - off));
-  std::vector<float> x(static_cast<size_t>(n_in)), ya(static_cast<size_t>(n_out)), yb(static_cast<size_t>(n_out));
+  std::vector<float> x(static_cast<size_t>(n_in * n_tokens)), ya(static_cast<size_t>(n_out * n_tokens)),
+      yb(static_cast<size_t>(n_out * n_tokens));
   for (float& v : x) v = dist(rng) * 50.0f;
 
   ThreadPool pool(threads);
@@ -100,7 +108,7 @@ int main(int argc, char** argv) {
       auto view = kernels::make_matrix_view(type, buf.data() + next * matrix_bytes, n_in, n_out);
       next = (next + 1) % copies;
       const auto t0 = std::chrono::steady_clock::now();
-      const Status st = kernels::matmul_with(use_a ? a : b, *view, x.data(), 1, use_a ? ya.data() : yb.data(), &pool);
+      const Status st = kernels::matmul_with(use_a ? a : b, *view, x.data(), n_tokens, use_a ? ya.data() : yb.data(), &pool);
       const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (!st.ok()) {
         std::fprintf(stderr, "kernel_ab: %s\n", st.to_string().c_str());
@@ -112,9 +120,14 @@ int main(int argc, char** argv) {
   if (std::memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)) != 0)
     std::printf("warning: the two builds' outputs differ\n");
   const double ma = median(ta), mb = median(tb);
-  std::printf("%s %ldx%ld, %d thread(s), %s, %d pairs: base %.1f us (%.1f GB/s), new %.1f us (%.1f GB/s), new/base %.3f\n",
-              type_arg.c_str(), static_cast<long>(n_in), static_cast<long>(n_out), threads, cold ? "cold" : "hot", pairs,
-              ma * 1e6, static_cast<double>(matrix_bytes) / ma * 1e-9, mb * 1e6,
-              static_cast<double>(matrix_bytes) / mb * 1e-9, mb / ma);
+  // Weight bytes per second for a mat-vec (memory bound), multiply-adds
+  // (x 2, as GFLOP/s) for a batch (compute bound).
+  const bool batch = n_tokens > 1;
+  const double work = batch ? 2.0 * static_cast<double>(n_in) * static_cast<double>(n_out) * static_cast<double>(n_tokens)
+                            : static_cast<double>(matrix_bytes);
+  const char* unit = batch ? "GFLOP/s" : "GB/s";
+  std::printf("%s %ldx%ld x %ld token(s), %d thread(s), %s, %d pairs: base %.1f us (%.1f %s), new %.1f us (%.1f %s), new/base %.3f\n",
+              type_arg.c_str(), static_cast<long>(n_in), static_cast<long>(n_out), static_cast<long>(n_tokens), threads,
+              cold ? "cold" : "hot", pairs, ma * 1e6, work / ma * 1e-9, unit, mb * 1e6, work / mb * 1e-9, unit, mb / ma);
   return 0;
 }

@@ -11,11 +11,20 @@
 #endif
 
 namespace kazeia::kernels::x86 {
+// The base revision's token tiles (token_tiles_<isa>.cpp, its fill renamed
+// by kernel_ab.sh).
+void kernel_ab_base_token_tiles(KernelTable& table);
 #if defined(KERNEL_AB_AVX2)
 const char* base_isa() { return "avx2"; }
-void fill_base(KernelTable& table) { fill_isa<Avx2>(table, "avx2"); }
+void fill_base(KernelTable& table) {
+  fill_isa<Avx2>(table, "avx2");
+  kernel_ab_base_token_tiles(table);
+}
 #else
 const char* base_isa() { return "avx512"; }
-void fill_base(KernelTable& table) { fill_isa<Avx512>(table, "avx512"); }
+void fill_base(KernelTable& table) {
+  fill_isa<Avx512>(table, "avx512");
+  kernel_ab_base_token_tiles(table);
+}
 #endif
 }  // namespace kazeia::kernels::x86
