@@ -178,11 +178,14 @@ enum class DecodeWalk : uint8_t {
 };
 const char* decode_walk_name(DecodeWalk walk);
 // For this CPU: KAZEIA_DECODE_WALK=lanes|strips and KAZEIA_LANE_PREFETCH=
-// bytes where set, else lane streams, prefetched 1 KiB ahead on AMD Zen 3
-// and later (CPU family 0x19 and up) and not
-// at all elsewhere.
+// bytes where set, else lane streams, prefetched as
+// decode_lane_prefetch_for says.
 DecodeWalk default_decode_walk();
 size_t default_decode_lane_prefetch();
+// The lane prefetch distance for a CPU: 1 KiB on AMD Zen 4 and later (CPU
+// family 0x19 with AVX-512, 0x1A and up), none elsewhere (Zen 2 and Zen 3
+// follow the lanes by themselves, measured in dispatch.cpp).
+size_t decode_lane_prefetch_for(CpuVendor vendor, unsigned family, bool avx512f);
 
 struct KernelTable {
   const char* name = "scalar";  // "scalar", "avx2", "avx2+vnni", "avx512", "neon", ...

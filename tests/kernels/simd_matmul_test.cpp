@@ -506,12 +506,19 @@ TEST(Dispatch, DecodeWalkFollowsTheCpuAndTheEnvironment) {
     ScopedEnv walk("KAZEIA_DECODE_WALK", "diagonal");  // not a walk: ignored
     EXPECT_EQ(default_decode_walk(), DecodeWalk::kLaneStreams);
   }
-  // AMD from family 0x19 (Zen 3 / 4 / 5); Zen 2 and other CPUs: none.
+  // AMD Zen 4 (family 0x19 with AVX-512) and Zen 5 (0x1A): 1 KiB; Zen 2
+  // (0x17), Zen 3 (0x19 without AVX-512) and other CPUs: none.
+  EXPECT_EQ(decode_lane_prefetch_for(CpuVendor::kAmd, 0x19, true), 1024u);
+  EXPECT_EQ(decode_lane_prefetch_for(CpuVendor::kAmd, 0x1A, false), 1024u);
+  EXPECT_EQ(decode_lane_prefetch_for(CpuVendor::kAmd, 0x19, false), 0u);
+  EXPECT_EQ(decode_lane_prefetch_for(CpuVendor::kAmd, 0x17, false), 0u);
+  EXPECT_EQ(decode_lane_prefetch_for(CpuVendor::kIntel, 6, true), 0u);
+  EXPECT_EQ(decode_lane_prefetch_for(CpuVendor::kOther, 0, false), 0u);
   const CpuFeatures& f = cpu_features();
 #if defined(__x86_64__)
   EXPECT_GE(f.family, 6u);  // every x86-64 CPU: Intel 6 (or 0xF, 0x13), AMD 0xF and up
 #endif
-  const size_t by_cpu = f.vendor == CpuVendor::kAmd && f.family >= 0x19 ? 1024 : 0;
+  const size_t by_cpu = decode_lane_prefetch_for(f.vendor, f.family, f.avx512f);
   {
     ScopedEnv ahead("KAZEIA_LANE_PREFETCH", nullptr);
     EXPECT_EQ(default_decode_lane_prefetch(), by_cpu);
