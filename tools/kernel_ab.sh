@@ -9,9 +9,10 @@
 #   tools/kernel_ab.sh REV TYPE N_IN N_OUT THREADS hot|cold [PAIRS]
 #   tools/kernel_ab.sh HEAD Q6_K 1024 1024 1 hot     # compute speed
 #   tools/kernel_ab.sh HEAD Q6_K 1024 151936 2 cold  # decode's output matrix
-#   KERNEL_AB_TOKENS=256 tools/kernel_ab.sh HEAD Q8_0 1024 3072 1 hot 40  # prefill
+#   KERNEL_AB_TOKENS=256 tools/kernel_ab.sh HEAD Q8_0 1024 3072 1 hot  # prefill
 # KERNEL_AB_TOKENS (default 1): the batch of every call; the base side then
-# also takes the revision's token tiles (token_tiles_<isa>.cpp).
+# also takes the revision's token tiles (token_tiles_<isa>.cpp) where the
+# current table tiles with that ISA's.
 # Needs the release build (scripts/build.sh; KERNEL_AB_BUILD names another
 # build directory): the compile flags of kernels_<isa>.cpp are read from its
 # build.ninja, the libraries linked from its src/. Exits 77 (skipped) when
@@ -29,16 +30,20 @@ case "$isa" in
   avx2) isa_define="-DKERNEL_AB_AVX2" ;;
   *) echo "kernel_ab: KERNEL_AB_ISA must be avx512 or avx2, not '$isa'" >&2; exit 2 ;;
 esac
-rule="$(grep -A6 "^build src/CMakeFiles/kz_kernels.dir/kernels/x86/kernels_$isa.cpp.o:" "$build/build.ninja")"
-field() { printf '%s\n' "$rule" | sed -n "s/^  $1 = //p"; }
-flags="$(field FLAGS)"; defines="$(field DEFINES) $isa_define"; includes="$(field INCLUDES)"
-[ -n "$flags" ] || { echo "kernel_ab: kernels_$isa.cpp's flags not found in build.ninja" >&2; exit 1; }
-tile_flags="$(grep -A6 "^build src/CMakeFiles/kz_kernels.dir/kernels/x86/token_tiles_$isa.cpp.o:" "$build/build.ninja" | sed -n 's/^  FLAGS = //p')"
-[ -n "$tile_flags" ] || { echo "kernel_ab: token_tiles_$isa.cpp's flags not found in build.ninja" >&2; exit 1; }
+# field FILE NAME: a variable (FLAGS, DEFINES, INCLUDES) of the rule that
+# compiles src/kernels/x86/FILE in build.ninja.
+field() {
+  grep -A6 "^build src/CMakeFiles/kz_kernels.dir/kernels/x86/$1.o:" "$build/build.ninja" | sed -n "s/^  $2 = //p"
+}
+flags="$(field "kernels_$isa.cpp" FLAGS)"; tile_flags="$(field "token_tiles_$isa.cpp" FLAGS)"
+defines="$(field "kernels_$isa.cpp" DEFINES) $isa_define"; includes="$(field "kernels_$isa.cpp" INCLUDES)"
+for f in "kernels_$isa.cpp:$flags" "token_tiles_$isa.cpp:$tile_flags"; do
+  [ -n "${f#*:}" ] || { echo "kernel_ab: ${f%%:*}'s flags not found in build.ninja" >&2; exit 1; }
+done
 src="$ROOT/bench/kernel_ab"
-# The base object is rebuilt only when the revision's src/kernels (or the
-# flags) change.
-key="$(git -C "$ROOT" rev-parse "$rev:src/kernels") $(printf '%s' "$flags $tile_flags $defines" | md5sum | cut -c1-12)"
+# The base objects are rebuilt only when the revision's src/kernels, the
+# flags or kernel_ab_variant.cpp change.
+key="$(git -C "$ROOT" rev-parse "$rev:src/kernels") $(cat - "$src/kernel_ab_variant.cpp" <<<"$flags $tile_flags $defines" | md5sum | cut -c1-12)"
 out="$out/$isa"
 mkdir -p "$out"
 # shellcheck disable=SC2086

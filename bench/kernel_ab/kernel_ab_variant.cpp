@@ -10,21 +10,36 @@
 #include "kernels/x86/simd_avx512.h"
 #endif
 
+#include <cstring>
+#include <iterator>
+
 namespace kazeia::kernels::x86 {
 // The base revision's token tiles (token_tiles_<isa>.cpp, its fill renamed
 // by kernel_ab.sh).
 void kernel_ab_base_token_tiles(KernelTable& table);
+
+namespace {
 #if defined(KERNEL_AB_AVX2)
-const char* base_isa() { return "avx2"; }
-void fill_base(KernelTable& table) {
-  fill_isa<Avx2>(table, "avx2");
-  kernel_ab_base_token_tiles(table);
-}
+using BaseIsa = Avx2;
+constexpr const char* kBaseIsa = "avx2";
 #else
-const char* base_isa() { return "avx512"; }
-void fill_base(KernelTable& table) {
-  fill_isa<Avx512>(table, "avx512");
-  kernel_ab_base_token_tiles(table);
-}
+using BaseIsa = Avx512;
+constexpr const char* kBaseIsa = "avx512";
 #endif
+}  // namespace
+
+const char* base_isa() { return kBaseIsa; }
+
+// table: a copy of the active one. Its strips become the base revision's;
+// its token tiles too where they are this ISA's (not AMX's, nor none under
+// KAZEIA_TOKEN_TILES=0), so both sides tile the same batches.
+void fill_base(KernelTable& table) {
+  fill_isa<BaseIsa>(table, kBaseIsa);
+  KernelTable tiled = table;
+  kernel_ab_base_token_tiles(tiled);
+  for (size_t i = 0; i < std::size(table.weights); ++i) {
+    const char* active = table.weights[i].tile_isa;
+    if (active != nullptr && std::strcmp(active, kBaseIsa) == 0) table.weights[i] = tiled.weights[i];
+  }
+}
 }  // namespace kazeia::kernels::x86

@@ -76,6 +76,18 @@ DecodeWalk default_decode_walk() {
 [[maybe_unused]] static bool token_tiles_wanted() { return wanted("KAZEIA_TOKEN_TILES"); }
 [[maybe_unused]] static bool row_kernels_wanted() { return wanted("KAZEIA_ROW_KERNELS"); }
 
+// AMD Zen 4 and later (family 0x19 with AVX-512, 0x1A and up): 1 KiB
+// ahead (Zen 4, Qwen3-0.6B Q4_0: ~58 t/s with it, ~35 without). Zen 1 /
+// Zen 2 (0x17) and Zen 3 (0x19 without AVX-512) follow the lanes by
+// themselves and lose to the extra requests:
+//  - Zen 2, per-token A/B in one process, none against 256 / 1024 / 2048
+//    / 4096 bytes ahead: 0.97 / 0.90 / 0.86 / 0.82x the token time
+//    (Qwen3-0.6B Q4_0), 0.76x against 1024 (Q8_0);
+//  - Zen 3 (EPYC, model 1), none against 1024 ahead: per-token A/B
+//    0.945-0.988x the token time (Qwen3-0.6B Q4_0, 3 runs), 0.959-0.976x
+//    (Q8_0), 0.949-0.982x (Qwen3.5-0.8B Q8_0), 0.969-1.022x (Qwen3.5-0.8B
+//    Q4_0); whole processes, farm-bench 11 pairs, tg128: 1.066x the t/s
+//    (Qwen3-0.6B Q4_0), 1.026x (Q8_0), 1.007x (Qwen3.5-0.8B Q4_0).
 size_t decode_lane_prefetch_for(CpuVendor vendor, unsigned family, bool avx512f) {
   if (vendor != CpuVendor::kAmd) return 0;
   return family >= 0x1A || (family == 0x19 && avx512f) ? 1024 : 0;
@@ -88,18 +100,6 @@ size_t default_decode_lane_prefetch() {
     if (end != env && *end == '\0' && v <= (1u << 20)) return static_cast<size_t>(v);
     KZ_LOG_WARN("KAZEIA_LANE_PREFETCH='%s' is not a byte count in [0, 1048576]; ignored", env);
   }
-  // AMD Zen 4 and later (family 0x19 with AVX-512, 0x1A and up): 1 KiB
-  // ahead (Zen 4, Qwen3-0.6B Q4_0: ~58 t/s with it, ~35 without). Zen 1 /
-  // Zen 2 (0x17) and Zen 3 (0x19 without AVX-512) follow the lanes by
-  // themselves and lose to the extra requests:
-  //  - Zen 2, per-token A/B in one process, none against 256 / 1024 / 2048
-  //    / 4096 bytes ahead: 0.97 / 0.90 / 0.86 / 0.82x the token time
-  //    (Qwen3-0.6B Q4_0), 0.76x against 1024 (Q8_0);
-  //  - Zen 3 (EPYC, model 1), none against 1024 ahead: per-token A/B
-  //    0.95-0.99x the token time (Qwen3-0.6B Q4_0, 4 runs), 0.96-0.98x
-  //    (Q8_0), 0.95-0.98x (Qwen3.5-0.8B Q8_0); whole processes, farm-bench
-  //    11 pairs, tg128: 1.066x the t/s (Qwen3-0.6B Q4_0), 1.026x (Q8_0),
-  //    1.007x (Qwen3.5-0.8B Q4_0).
   const CpuFeatures& f = cpu_features();
   return decode_lane_prefetch_for(f.vendor, f.family, f.avx512f);
 }
