@@ -3,7 +3,8 @@
 // matmul calls (mat-vecs, or batches of KERNEL_AB_TOKENS tokens) alternate
 // between the base table (A) and the new one (B),
 // the order swapped every call pair, so both meet the same state of a shared
-// machine; prints the ratio of median call times. Whole-process runs of the
+// machine; prints the ratio of median call times and the median of the
+// pairs' ratios. Whole-process runs of the
 // kernel benchmarks moved 10-20 % between runs here; alternating calls
 // resolve ~1 %. Warns when the outputs differ (a kernel change that should
 // keep the bits).
@@ -124,14 +125,22 @@ int main(int argc, char** argv) {
   if (std::memcmp(ya.data(), yb.data(), ya.size() * sizeof(float)) != 0)
     std::printf("warning: the two builds' outputs differ\n");
   const double ma = median(ta), mb = median(tb);
+  // Each pair's two calls are adjacent: the median of their ratios holds
+  // where the machine changes speed for stretches (another guest on the
+  // core's SMT sibling) and the two medians above come from different ones.
+  std::vector<double> ratios(ta.size());
+  for (size_t i = 0; i < ta.size(); ++i) ratios[i] = tb[i] / ta[i];
+  std::sort(ratios.begin(), ratios.end());
+  const double r_lo = ratios[ratios.size() / 4], r_hi = ratios[ratios.size() * 3 / 4];
   // Weight bytes per second for a mat-vec (memory bound), multiply-adds
   // (x 2, as GFLOP/s) for a batch (compute bound).
   const bool batch = n_tokens > 1;
   const double work = batch ? 2.0 * static_cast<double>(n_in) * static_cast<double>(n_out) * static_cast<double>(n_tokens)
                             : static_cast<double>(matrix_bytes);
   const char* unit = batch ? "GFLOP/s" : "GB/s";
-  std::printf("%s %ldx%ld x %ld token(s), %d thread(s), %s, %d pairs: base %.1f us (%.1f %s), new %.1f us (%.1f %s), new/base %.3f\n",
+  std::printf("%s %ldx%ld x %ld token(s), %d thread(s), %s, %d pairs: base %.1f us (%.1f %s), new %.1f us (%.1f %s), new/base %.3f; per pair %.3f (quartiles %.3f-%.3f)\n",
               type_arg.c_str(), static_cast<long>(n_in), static_cast<long>(n_out), static_cast<long>(n_tokens), threads,
-              cold ? "cold" : "hot", pairs, ma * 1e6, work / ma * 1e-9, unit, mb * 1e6, work / mb * 1e-9, unit, mb / ma);
+              cold ? "cold" : "hot", pairs, ma * 1e6, work / ma * 1e-9, unit, mb * 1e6, work / mb * 1e-9, unit, mb / ma,
+              median(ratios), r_lo, r_hi);
   return 0;
 }

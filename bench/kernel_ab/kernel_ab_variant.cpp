@@ -32,10 +32,22 @@ const char* base_isa() { return kBaseIsa; }
 
 // table: a copy of the active one. Its strips become the base revision's;
 // its token tiles too where they are this ISA's (not AMX's, nor none under
-// KAZEIA_TOKEN_TILES=0), so both sides tile the same batches.
+// KAZEIA_TOKEN_TILES=0), so both sides tile the same batches - and a type
+// the revision does not tile runs the revision's strips (its slot cleared
+// first: the copy holds the active tiles).
 void fill_base(KernelTable& table) {
   fill_isa<BaseIsa>(table, kBaseIsa);
   KernelTable tiled = table;
+  const WeightKernels untiled;
+  for (WeightKernels& k : tiled.weights) {
+    k.tile_strip = untiled.tile_strip;
+    k.tile_group_bytes = untiled.tile_group_bytes;
+    k.tile_acts = untiled.tile_acts;
+    k.tile_scratch_bytes = untiled.tile_scratch_bytes;
+    k.tile_isa = untiled.tile_isa;
+    k.tile_above = untiled.tile_above;
+    k.tile_rest_max = untiled.tile_rest_max;
+  }
   kernel_ab_base_token_tiles(tiled);
   for (size_t i = 0; i < std::size(table.weights); ++i) {
     const char* active = table.weights[i].tile_isa;

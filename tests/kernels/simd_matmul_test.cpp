@@ -51,7 +51,7 @@ std::vector<int64_t> lengths(TensorType t) {
   switch (tensor_type_traits(t).block_size) {
     case 1: return {1, 15, 16, 17, 100, 257};
     case 32: return {32, 96, 224, 256, 288, 768};
-    default: return {256, 512, 1024};
+    default: return {256, 512, 768, 1024};  // 768: a tile panel chunk of 2 super-blocks, then 1
   }
 }
 

@@ -1,4 +1,4 @@
-// AVX2 prefill strips for Q4_0 and Q8_0 weights (x Q8_0 activations) with
+// AVX2 prefill strips for Q4_0, Q8_0 (x Q8_0 activations) and Q4_K (x Q8_K, below) with
 // the tokens in the lanes: token_tiles_avx512.cpp's design on 8-lane
 // vectors, without VNNI. A strip is 16 weight rows; a token group is 16
 // tokens, each 4-byte activation word of a block stored as two 8-token
@@ -270,6 +270,213 @@ size_t scratch_bytes(int64_t n_in, int64_t n_tokens) {
   return static_cast<size_t>(chunk) * PanelLayout<kQ4>::kBlockBytes + accs * sizeof(float);
 }
 
+// ---------------------------------------------------------------- Q4_K
+//
+// Q4_K (x Q8_K) in the same shape: a strip of 16 rows unpacked into a
+// panel of one byte per quant (0..15), a token group's activation words
+// two 8-token vectors, one broadcast weight word per row and word. Per
+// super-block and (row, token) the integers of strip_kquants.h,
+//   I1 = sum over sub-blocks s of sc_s * (sum of q_i x_i over s)
+//   I2 = sum over sub-blocks s of m_s * (sum of x over s)
+// and its float update, acc = fma(d_w * d_x, I1, acc), then
+// acc = fnma(dmin_w * d_x, I2, acc): the same bits as the row kernels and
+// the runner's strips. A sub-block's 8 words sum their vpmaddubsw pairs in
+// int16 (8 * 2 * 15 * 128 < 2^15) and widen by one vpmaddwd with the
+// sub-block's scale as an int16 pair (sc, sc), so the scale costs no more
+// than Q4_0's widening; the mins are one vpmaddwd per pair of sub-blocks,
+// against the group's pairs of activation sums of 32. 1 thread, 1024 x
+// 3072 x 128 tokens, Zen 3, against the runner's panels (kernel_ab, median
+// of 300 pair ratios): 0.84-0.89x the time. Q5_K and Q6_K in this form
+// (groups of 4 / 2 words in int16) ran as fast as their panels (0.98-1.02x,
+// 4 rows a pass) or slower (2 rows, 1.08-1.13x): not taken.
+
+// One super-block of a token group: word w of the 16 tokens at 64 * w,
+// then 4 pair words (int16 sums of sub-blocks 2p and 2p + 1), then the 16
+// scales.
+struct Q4KGroup {
+  static constexpr size_t kPairsAt = 64 * 64;
+  static constexpr size_t kScales = kPairsAt + 4 * 64;
+  static constexpr size_t kBlockBytes = kScales + 64;
+
+  static size_t bytes(int64_t n_in) { return static_cast<size_t>(n_in / kQK_K) * kBlockBytes; }
+
+  static void build(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
+    const int64_t nb = n_in / kQK_K;
+    if (n < kTokens) std::memset(out, 0, bytes(n_in));
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* dst = out + static_cast<size_t>(b) * kBlockBytes;
+      for (int t = 0; t < n; ++t) {
+        BlockQ8_K blk;
+        std::memcpy(&blk, q + static_cast<size_t>(t) * q_stride + static_cast<size_t>(b) * sizeof(BlockQ8_K), sizeof(blk));
+        for (int w = 0; w < 64; ++w) std::memcpy(dst + 64 * w + 4 * t, blk.qs + 4 * w, 4);
+        for (int p = 0; p < 4; ++p) {  // two bsums of 16 a sub-block: |sum| <= 32 * 128
+          const int16_t pair[2] = {static_cast<int16_t>(blk.bsums[4 * p] + blk.bsums[4 * p + 1]),
+                                   static_cast<int16_t>(blk.bsums[4 * p + 2] + blk.bsums[4 * p + 3])};
+          std::memcpy(dst + kPairsAt + 64 * p + 4 * t, pair, 4);
+        }
+        std::memcpy(dst + kScales + 4 * t, &blk.d, 4);
+      }
+    }
+  }
+};
+
+// Per super-block of the strip's panel: the 16 rows' 256 quants (one byte
+// each, elements in order), then per row 12 int16-pair words (the 8 scales
+// as (sc, sc), the mins as (m_2p, m_2p+1)), then d of the 16 rows, then
+// dmin.
+struct Q4KPanel {
+  static constexpr int kIntWords = 12;
+  static constexpr size_t kInts = kRows * kQK_K;
+  static constexpr size_t kD = kInts + kRows * 4 * kIntWords;
+  static constexpr size_t kDmin = kD + 64;
+  static constexpr size_t kBlockBytes = kDmin + 64;
+  static_assert(kD % 32 == 0);
+};
+
+inline uint32_t u16_pair(unsigned a, unsigned b) { return a | (b << 16); }
+
+void pack_q4k_panel(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
+  using L = Q4KPanel;
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  for (int64_t b = b0; b < b1; ++b) {
+    uint8_t* pb = panel + static_cast<size_t>(b - b0) * L::kBlockBytes;
+    alignas(32) uint16_t d[kRows], dmin[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      const uint8_t* blk = a.w + static_cast<size_t>(r < a.n_rows ? r : a.n_rows - 1) * a.w_stride +
+                           static_cast<size_t>(b) * sizeof(BlockQ4_K);
+      uint8_t* q = pb + r * kQK_K;
+      // Bytes 32c .. 32c + 31 of qs: sub-block 2c in the low nibbles, 2c + 1 in the high.
+      for (int c = 0; c < 4; ++c) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * c));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(q + 64 * c), _mm256_and_si256(v, nib));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(q + 64 * c + 32), _mm256_and_si256(_mm256_srli_epi16(v, 4), nib));
+      }
+      uint8_t sc[8], m[8];
+      for (int s = 0; s < 8; ++s) scale_min_k4(s, blk + 4, &sc[s], &m[s]);
+      uint32_t words[L::kIntWords];
+      for (int s = 0; s < 8; ++s) words[s] = u16_pair(sc[s], sc[s]);
+      for (int p = 0; p < 4; ++p) words[8 + p] = u16_pair(m[2 * p], m[2 * p + 1]);
+      std::memcpy(pb + L::kInts + static_cast<size_t>(r) * sizeof(words), words, sizeof(words));
+      std::memcpy(&d[r], blk, 2);
+      std::memcpy(&dmin[r], blk + 2, 2);
+    }
+    // VCVTPH2PS, as the strips convert them.
+    for (int h = 0; h < 2; ++h) {
+      _mm256_store_ps(reinterpret_cast<float*>(pb + L::kD) + 8 * h,
+                      _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d + 8 * h))));
+      _mm256_store_ps(reinterpret_cast<float*>(pb + L::kDmin) + 8 * h,
+                      _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dmin + 8 * h))));
+    }
+  }
+}
+
+// Rows kFirst .. kFirst + 3, one super-block of a token group, into the
+// accumulators (row r, token t at acc_rows[16 r + t]).
+template <int kFirst>
+[[gnu::always_inline]] inline void q4k_tile_block(const uint8_t* act, const uint8_t* pb, float* acc_rows) {
+  using G = Q4KGroup;
+  using L = Q4KPanel;
+  auto ints = [&](int i, int word) { return pb + L::kInts + static_cast<size_t>(kFirst + i) * 4 * L::kIntWords + 4 * word; };
+  __m256i isum[kRowsPerPass][2];
+  static_for<kRowsPerPass>([&](auto i) { isum[i][0] = isum[i][1] = _mm256_setzero_si256(); });
+#pragma GCC unroll 1
+  for (int s = 0; s < 8; ++s) {
+    const uint8_t* as = act + 64 * 8 * s;
+    const uint8_t* ws = pb + 4 * 8 * s;
+    __m256i sum[kRowsPerPass][2];
+    static_for<8>([&](auto w) {
+      const __m256i x0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(as + 64 * w));
+      const __m256i x1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(as + 64 * w + 32));
+      static_for<kRowsPerPass>([&](auto i) {
+        const __m256i q = Avx2::bcst32(ws + kQK_K * (kFirst + i) + 4 * w);
+        const __m256i p0 = _mm256_maddubs_epi16(q, x0);
+        const __m256i p1 = _mm256_maddubs_epi16(q, x1);
+        if constexpr (w == 0) {
+          sum[i][0] = p0;
+          sum[i][1] = p1;
+        } else {
+          sum[i][0] = _mm256_add_epi16(sum[i][0], p0);
+          sum[i][1] = _mm256_add_epi16(sum[i][1], p1);
+        }
+        pin(sum[i][0]);
+        pin(sum[i][1]);
+      });
+    });
+    static_for<kRowsPerPass>([&](auto i) {
+      const __m256i sc = Avx2::bcst32(ints(i, s));
+      static_for<2>([&](auto h) { isum[i][h] = _mm256_add_epi32(isum[i][h], _mm256_madd_epi16(sum[i][h], sc)); });
+    });
+  }
+  __m256i mins[kRowsPerPass][2];
+  static_for<4>([&](auto p) {
+    static_for<2>([&](auto h) {
+      const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(act + G::kPairsAt + 64 * p + 32 * h));
+      static_for<kRowsPerPass>([&](auto i) {
+        const __m256i part = _mm256_madd_epi16(Avx2::bcst32(ints(i, 8 + p)), x);
+        mins[i][h] = p == 0 ? part : _mm256_add_epi32(mins[i][h], part);
+      });
+    });
+  });
+  static_for<2>([&](auto h) {
+    const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(act + G::kScales) + 8 * h);
+    static_for<kRowsPerPass>([&](auto i) {
+      float* out = acc_rows + kTokens * (kFirst + i) + 8 * h;
+      const __m256 dw = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + L::kD) + kFirst + i);
+      const __m256 dm = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + L::kDmin) + kFirst + i);
+      __m256 acc = _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum[i][h]), _mm256_load_ps(out));
+      acc = _mm256_fnmadd_ps(_mm256_mul_ps(dm, dx), _mm256_cvtepi32_ps(mins[i][h]), acc);
+      _mm256_store_ps(out, acc);
+    });
+  });
+}
+
+// Super-blocks per panel chunk: a chunk's panel (10 KB) and a group's
+// activations (9 KB) share L1.
+constexpr int64_t kQ4KChunk = 2;
+
+[[gnu::flatten]] void q4k_token_tile_strip(const StripArgs& a) {
+  using L = Q4KPanel;
+  using G = Q4KGroup;
+  const int64_t nb = a.n_in / kQK_K;
+  const int64_t chunk = std::min(nb, kQ4KChunk);
+  const int64_t n_tok = a.x.n_tokens;
+  const int64_t n_groups = (n_tok + kTokens - 1) / kTokens;
+  uint8_t* panel = a.scratch;
+  float* acc_buf = reinterpret_cast<float*>(a.scratch + static_cast<size_t>(chunk) * L::kBlockBytes);
+  const bool stream = a.stream_lines();
+  const int64_t n_chunks = (nb + chunk - 1) / chunk;
+  const size_t lines_per_part = a.prefetch_lines_per(n_chunks * n_groups);
+  const uint8_t* next = a.prefetch;
+  for (int64_t c0 = 0; c0 < nb; c0 += chunk) {
+    const int64_t c1 = std::min(nb, c0 + chunk);
+    pack_q4k_panel(a, c0, c1, panel);
+    for (int64_t g = 0; g < n_groups; ++g) {
+      for (size_t l = 0; l < lines_per_part; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
+      next += 64 * lines_per_part;
+      const uint8_t* group = a.tiles + static_cast<size_t>(g) * a.tile_group_bytes + static_cast<size_t>(c0) * G::kBlockBytes;
+      float* acc = acc_buf + g * kRows * kTokens;
+      if (c0 == 0) std::memset(acc, 0, kRows * kTokens * sizeof(float));
+#pragma GCC unroll 1
+      for (int64_t b = 0; b < c1 - c0; ++b) {
+        const uint8_t* act = group + static_cast<size_t>(b) * G::kBlockBytes;
+        const uint8_t* pb = panel + static_cast<size_t>(b) * L::kBlockBytes;
+        static_for<kRows / kRowsPerPass>([&](auto p) { q4k_tile_block<kRowsPerPass * p>(act, pb, acc); });
+      }
+      if (c1 < nb) continue;
+      const int64_t t0 = g * kTokens;
+      store_token_rows(acc, a.y + static_cast<size_t>(t0) * a.ldy, a.ldy, std::min<int64_t>(kTokens, n_tok - t0),
+                       static_cast<int>(a.n_rows), stream);
+    }
+  }
+  if (stream) _mm_sfence();
+}
+
+size_t q4k_scratch_bytes(int64_t n_in, int64_t n_tokens) {
+  const int64_t chunk = std::min(n_in / kQK_K, kQ4KChunk);
+  const size_t accs = static_cast<size_t>((n_tokens + kTokens - 1) / kTokens) * kRows * kTokens;
+  return static_cast<size_t>(chunk) * Q4KPanel::kBlockBytes + accs * sizeof(float);
+}
+
 }  // namespace
 
 void fill_avx2_token_tiles(KernelTable& table) {
@@ -298,6 +505,19 @@ void fill_avx2_token_tiles(KernelTable& table) {
     // 216 / 200).
     k.tile_rest_max = 8;
   }
+  WeightKernels& k = table.weights[static_cast<int>(TensorType::Q4_K)];
+  k.tile_strip = &q4k_token_tile_strip;
+  k.tile_group_bytes = &Q4KGroup::bytes;
+  k.tile_acts = &Q4KGroup::build;
+  k.tile_scratch_bytes = &q4k_scratch_bytes;
+  k.tile_isa = "avx2";
+  // Against the runner's panels (1 thread, 1024 x 3072, Zen 3, kernel_ab
+  // per-pair medians, tiles / panels): 16 tokens 1.02, 24 (a padded group)
+  // 1.19, 32 0.95, 64 0.84, 128 0.84-0.89, 512 0.82 - the panels run
+  // faster while a batch's activations fit L1. A rest of up to 8 tokens
+  // takes the strip (row kernels or panels) in a second pass, as Q4_0's.
+  k.tile_above = 24;
+  k.tile_rest_max = 8;
 }
 
 }  // namespace kazeia::kernels::x86
