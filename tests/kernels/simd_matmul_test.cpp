@@ -191,6 +191,36 @@ TEST_P(SimdTables, LongRowsAgreeWithTheReference) {
   }
 }
 
+// The int16 sums of the AVX2 kernels (vpmaddubsw pairs, then several
+// words before widening) are exact only by their bounds: largest quants
+// against the largest activations, all of one sign, meet them. Rows of
+// +-1 with one -+1 per 32 (the formats with a min put it at 0 and every
+// other quant at its top), tokens of all +1 or all -1 (Q8 +-127); decode
+// batches, the row kernels' groups and the token tiles (20: Q6_K's, 40:
+// Q4_K's and Q4_0's).
+TEST_P(SimdTables, LargestQuantsAgreeWithTheReference) {
+  const TensorType type = GetParam();
+  const int64_t n_in = 512, n_out = 20;
+  std::vector<float> src(static_cast<size_t>(n_in * n_out));
+  for (int64_t r = 0; r < n_out; ++r)
+    for (int64_t i = 0; i < n_in; ++i) src[static_cast<size_t>(r * n_in + i)] = ((r % 2 == 0) == (i % 32 != 0)) ? 1.0f : -1.0f;
+  Weights w = make_weights(type, n_in, n_out, 1, 0);
+  for (int64_t r = 0; r < n_out; ++r)
+    ASSERT_TRUE(quantize_row(type, src.data() + r * n_in, const_cast<uint8_t*>(w.data) + r * w.row_bytes, n_in).ok());
+  for (int64_t n_tokens : {1, 4, 20, 40}) {
+    std::vector<float> x(static_cast<size_t>(n_in * n_tokens));
+    for (int64_t t = 0; t < n_tokens; ++t)
+      std::fill_n(x.begin() + t * n_in, n_in, t % 2 == 0 ? 1.0f : -1.0f);
+    const Reference ref = reference(type, w, n_in, n_out, x, n_tokens);
+    for (const KernelTable* table : available_kernel_tables()) {
+      std::vector<float> y(ref.y.size(), NAN);
+      ASSERT_TRUE(matmul_with(*table, w.view(type, n_in, n_out), x.data(), n_tokens, y.data()).ok());
+      expect_matches(type, ref, y, n_out, std::string(table->name) + " " + name(type) + " tokens=" + std::to_string(n_tokens));
+      if (HasFailure()) return;
+    }
+  }
+}
+
 TEST_P(SimdTables, ResultIndependentOfThreadsAndBatching) {
   const TensorType type = GetParam();
   const int64_t n_in = is_k_quant(type) ? 512 : (tensor_type_traits(type).block_size == 1 ? 300 : 512);

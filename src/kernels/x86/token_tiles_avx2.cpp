@@ -1,4 +1,4 @@
-// AVX2 prefill strips for Q4_0, Q8_0 (x Q8_0 activations) and Q4_K (x Q8_K, below) with
+// AVX2 prefill strips for Q4_0, Q8_0 (x Q8_0 activations), Q4_K and Q6_K (x Q8_K, below) with
 // the tokens in the lanes: token_tiles_avx512.cpp's design on 8-lane
 // vectors, without VNNI. A strip is 16 weight rows; a token group is 16
 // tokens, each 4-byte activation word of a block stored as two 8-token
@@ -270,7 +270,7 @@ size_t scratch_bytes(int64_t n_in, int64_t n_tokens) {
   return static_cast<size_t>(chunk) * PanelLayout<kQ4>::kBlockBytes + accs * sizeof(float);
 }
 
-// ---------------------------------------------------------------- Q4_K
+// ------------------------------------------------------- Q4_K and Q6_K
 //
 // Q4_K (x Q8_K) in the same shape: a strip of 16 rows unpacked into a
 // panel of one byte per quant (0..15), a token group's activation words
@@ -286,16 +286,20 @@ size_t scratch_bytes(int64_t n_in, int64_t n_tokens) {
 // than Q4_0's widening; the mins are one vpmaddwd per pair of sub-blocks,
 // against the group's pairs of activation sums of 32. 1 thread, 1024 x
 // 3072 x 128 tokens, Zen 3, against the runner's panels (kernel_ab, median
-// of 300 pair ratios): 0.84-0.89x the time. Q5_K and Q6_K in this form
-// (groups of 4 / 2 words in int16) ran as fast as their panels (0.98-1.02x,
-// 4 rows a pass) or slower (2 rows, 1.08-1.13x): not taken.
+// of 300 pair ratios): 0.84-0.89x the time. Q5_K in this form (groups of
+// 4 words in int16) ran as fast as its panels (0.98-1.02x): not taken.
+// Q6_K (below) widens every 2 words; written as Q4_K's loop it spilled its
+// sums and tied with its panels too, in its own order 0.70x their time.
 
 // One super-block of a token group: word w of the 16 tokens at 64 * w,
-// then 4 pair words (int16 sums of sub-blocks 2p and 2p + 1), then the 16
-// scales.
-struct Q4KGroup {
+// then kPairs pair words of int16 activation sums (Q4_K: 4, the sums of
+// sub-blocks 2p and 2p + 1 of 32; Q6_K: 8, bsums 2p and 2p + 1 of 16),
+// then the 16 scales.
+template <int kPairs>
+struct KGroup {
+  static_assert(kPairs == 4 || kPairs == 8);
   static constexpr size_t kPairsAt = 64 * 64;
-  static constexpr size_t kScales = kPairsAt + 4 * 64;
+  static constexpr size_t kScales = kPairsAt + kPairs * 64;
   static constexpr size_t kBlockBytes = kScales + 64;
 
   static size_t bytes(int64_t n_in) { return static_cast<size_t>(n_in / kQK_K) * kBlockBytes; }
@@ -309,9 +313,13 @@ struct Q4KGroup {
         BlockQ8_K blk;
         std::memcpy(&blk, q + static_cast<size_t>(t) * q_stride + static_cast<size_t>(b) * sizeof(BlockQ8_K), sizeof(blk));
         for (int w = 0; w < 64; ++w) std::memcpy(dst + 64 * w + 4 * t, blk.qs + 4 * w, 4);
-        for (int p = 0; p < 4; ++p) {  // two bsums of 16 a sub-block: |sum| <= 32 * 128
-          const int16_t pair[2] = {static_cast<int16_t>(blk.bsums[4 * p] + blk.bsums[4 * p + 1]),
-                                   static_cast<int16_t>(blk.bsums[4 * p + 2] + blk.bsums[4 * p + 3])};
+        constexpr int kPer = 8 / kPairs;  // bsums per int16 of a pair (|sum| <= 32 * 128)
+        for (int p = 0; p < kPairs; ++p) {
+          int16_t pair[2] = {0, 0};
+          for (int j = 0; j < kPer; ++j) {
+            pair[0] = static_cast<int16_t>(pair[0] + blk.bsums[2 * kPer * p + j]);
+            pair[1] = static_cast<int16_t>(pair[1] + blk.bsums[2 * kPer * p + kPer + j]);
+          }
           std::memcpy(dst + kPairsAt + 64 * p + 4 * t, pair, 4);
         }
         std::memcpy(dst + kScales + 4 * t, &blk.d, 4);
@@ -320,125 +328,241 @@ struct Q4KGroup {
   }
 };
 
-// Per super-block of the strip's panel: the 16 rows' 256 quants (one byte
-// each, elements in order), then per row 12 int16-pair words (the 8 scales
-// as (sc, sc), the mins as (m_2p, m_2p+1)), then d of the 16 rows, then
-// dmin.
-struct Q4KPanel {
-  static constexpr int kIntWords = 12;
+// Per super-block of a strip's panel: the 16 rows' 256 quants (one byte
+// each, elements in order), then per row kIntWords int16-pair words, then
+// d of the 16 rows, then (kDmin) dmin.
+template <int kIntWordsT, bool kDminT>
+struct KPanel {
+  static constexpr int kIntWords = kIntWordsT;
   static constexpr size_t kInts = kRows * kQK_K;
   static constexpr size_t kD = kInts + kRows * 4 * kIntWords;
   static constexpr size_t kDmin = kD + 64;
-  static constexpr size_t kBlockBytes = kDmin + 64;
+  static constexpr size_t kBlockBytes = kDmin + (kDminT ? 64 : 0);
   static_assert(kD % 32 == 0);
+
+  static uint8_t* quants(uint8_t* pb, int r) { return pb + r * kQK_K; }
+  static const uint8_t* ints(const uint8_t* pb, int r, int word) {
+    return pb + kInts + static_cast<size_t>(r) * 4 * kIntWords + 4 * word;
+  }
+  // The rows' fp16 d (and dmin) as floats (VCVTPH2PS, as the strips
+  // convert them).
+  static void put_scales(uint8_t* pb, const uint16_t* d, const uint16_t* dmin) {
+    for (int h = 0; h < 2; ++h) {
+      _mm256_store_ps(reinterpret_cast<float*>(pb + kD) + 8 * h,
+                      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + 8 * h))));
+      if constexpr (kDminT)
+        _mm256_store_ps(reinterpret_cast<float*>(pb + kDmin) + 8 * h,
+                        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(dmin + 8 * h))));
+    }
+  }
 };
 
-inline uint32_t u16_pair(unsigned a, unsigned b) { return a | (b << 16); }
-
-void pack_q4k_panel(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
-  using L = Q4KPanel;
-  const __m256i nib = _mm256_set1_epi8(0x0F);
-  for (int64_t b = b0; b < b1; ++b) {
-    uint8_t* pb = panel + static_cast<size_t>(b - b0) * L::kBlockBytes;
-    alignas(32) uint16_t d[kRows], dmin[kRows];
-    for (int r = 0; r < kRows; ++r) {
-      const uint8_t* blk = a.w + static_cast<size_t>(r < a.n_rows ? r : a.n_rows - 1) * a.w_stride +
-                           static_cast<size_t>(b) * sizeof(BlockQ4_K);
-      uint8_t* q = pb + r * kQK_K;
-      // Bytes 32c .. 32c + 31 of qs: sub-block 2c in the low nibbles, 2c + 1 in the high.
-      for (int c = 0; c < 4; ++c) {
-        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * c));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(q + 64 * c), _mm256_and_si256(v, nib));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(q + 64 * c + 32), _mm256_and_si256(_mm256_srli_epi16(v, 4), nib));
-      }
-      uint8_t sc[8], m[8];
-      for (int s = 0; s < 8; ++s) scale_min_k4(s, blk + 4, &sc[s], &m[s]);
-      uint32_t words[L::kIntWords];
-      for (int s = 0; s < 8; ++s) words[s] = u16_pair(sc[s], sc[s]);
-      for (int p = 0; p < 4; ++p) words[8 + p] = u16_pair(m[2 * p], m[2 * p + 1]);
-      std::memcpy(pb + L::kInts + static_cast<size_t>(r) * sizeof(words), words, sizeof(words));
-      std::memcpy(&d[r], blk, 2);
-      std::memcpy(&dmin[r], blk + 2, 2);
-    }
-    // VCVTPH2PS, as the strips convert them.
-    for (int h = 0; h < 2; ++h) {
-      _mm256_store_ps(reinterpret_cast<float*>(pb + L::kD) + 8 * h,
-                      _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d + 8 * h))));
-      _mm256_store_ps(reinterpret_cast<float*>(pb + L::kDmin) + 8 * h,
-                      _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dmin + 8 * h))));
-    }
-  }
+inline uint32_t u16_pair(int a, int b) {
+  return static_cast<uint32_t>(static_cast<uint16_t>(a)) | (static_cast<uint32_t>(static_cast<uint16_t>(b)) << 16);
 }
 
-// Rows kFirst .. kFirst + 3, one super-block of a token group, into the
-// accumulators (row r, token t at acc_rows[16 r + t]).
-template <int kFirst>
-[[gnu::always_inline]] inline void q4k_tile_block(const uint8_t* act, const uint8_t* pb, float* acc_rows) {
-  using G = Q4KGroup;
-  using L = Q4KPanel;
-  auto ints = [&](int i, int word) { return pb + L::kInts + static_cast<size_t>(kFirst + i) * 4 * L::kIntWords + 4 * word; };
-  __m256i isum[kRowsPerPass][2];
-  static_for<kRowsPerPass>([&](auto i) { isum[i][0] = isum[i][1] = _mm256_setzero_si256(); });
-#pragma GCC unroll 1
-  for (int s = 0; s < 8; ++s) {
-    const uint8_t* as = act + 64 * 8 * s;
-    const uint8_t* ws = pb + 4 * 8 * s;
-    __m256i sum[kRowsPerPass][2];
-    static_for<8>([&](auto w) {
-      const __m256i x0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(as + 64 * w));
-      const __m256i x1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(as + 64 * w + 32));
-      static_for<kRowsPerPass>([&](auto i) {
-        const __m256i q = Avx2::bcst32(ws + kQK_K * (kFirst + i) + 4 * w);
-        const __m256i p0 = _mm256_maddubs_epi16(q, x0);
-        const __m256i p1 = _mm256_maddubs_epi16(q, x1);
-        if constexpr (w == 0) {
-          sum[i][0] = p0;
-          sum[i][1] = p1;
-        } else {
-          sum[i][0] = _mm256_add_epi16(sum[i][0], p0);
-          sum[i][1] = _mm256_add_epi16(sum[i][1], p1);
+// A strip's row r (the last real one past n_rows), super-block b.
+inline const uint8_t* k_block(const StripArgs& a, int r, int64_t b, size_t block_bytes) {
+  return a.w + static_cast<size_t>(r < a.n_rows ? r : a.n_rows - 1) * a.w_stride + static_cast<size_t>(b) * block_bytes;
+}
+
+struct Q4KTiles {
+  using Group = KGroup<4>;
+  // Per row: the 8 scales as (sc, sc), then the mins as (m_2p, m_2p+1).
+  using Panel = KPanel<12, true>;
+
+  static void pack(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
+    const __m256i nib = _mm256_set1_epi8(0x0F);
+    for (int64_t b = b0; b < b1; ++b) {
+      uint8_t* pb = panel + static_cast<size_t>(b - b0) * Panel::kBlockBytes;
+      uint16_t d[kRows], dmin[kRows];
+      for (int r = 0; r < kRows; ++r) {
+        const uint8_t* blk = k_block(a, r, b, sizeof(BlockQ4_K));
+        uint8_t* q = Panel::quants(pb, r);
+        // Bytes 32c .. 32c + 31 of qs: sub-block 2c in the low nibbles, 2c + 1 in the high.
+        for (int c = 0; c < 4; ++c) {
+          const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * c));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(q + 64 * c), _mm256_and_si256(v, nib));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(q + 64 * c + 32), _mm256_and_si256(_mm256_srli_epi16(v, 4), nib));
         }
-        pin(sum[i][0]);
-        pin(sum[i][1]);
+        uint8_t sc[8], m[8];
+        for (int s = 0; s < 8; ++s) scale_min_k4(s, blk + 4, &sc[s], &m[s]);
+        uint32_t words[Panel::kIntWords];
+        for (int s = 0; s < 8; ++s) words[s] = u16_pair(sc[s], sc[s]);
+        for (int p = 0; p < 4; ++p) words[8 + p] = u16_pair(m[2 * p], m[2 * p + 1]);
+        std::memcpy(pb + Panel::kInts + static_cast<size_t>(r) * sizeof(words), words, sizeof(words));
+        std::memcpy(&d[r], blk, 2);
+        std::memcpy(&dmin[r], blk + 2, 2);
+      }
+      Panel::put_scales(pb, d, dmin);
+    }
+  }
+
+  // Rows kFirst .. kFirst + 3, one super-block of a token group, into the
+  // accumulators (row r, token t at acc_rows[16 r + t]).
+  template <int kFirst>
+  [[gnu::always_inline]] static void block(const uint8_t* act, const uint8_t* pb, float* acc_rows) {
+    __m256i isum[kRowsPerPass][2];
+    static_for<kRowsPerPass>([&](auto i) { isum[i][0] = isum[i][1] = _mm256_setzero_si256(); });
+#pragma GCC unroll 1
+    for (int s = 0; s < 8; ++s) {
+      const uint8_t* as = act + 64 * 8 * s;
+      const uint8_t* ws = pb + 4 * 8 * s;
+      __m256i sum[kRowsPerPass][2];
+      static_for<8>([&](auto w) {
+        const __m256i x0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(as + 64 * w));
+        const __m256i x1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(as + 64 * w + 32));
+        static_for<kRowsPerPass>([&](auto i) {
+          const __m256i q = Avx2::bcst32(ws + kQK_K * (kFirst + i) + 4 * w);
+          const __m256i p0 = _mm256_maddubs_epi16(q, x0);
+          const __m256i p1 = _mm256_maddubs_epi16(q, x1);
+          if constexpr (w == 0) {
+            sum[i][0] = p0;
+            sum[i][1] = p1;
+          } else {
+            sum[i][0] = _mm256_add_epi16(sum[i][0], p0);
+            sum[i][1] = _mm256_add_epi16(sum[i][1], p1);
+          }
+          pin(sum[i][0]);
+          pin(sum[i][1]);
+        });
+      });
+      static_for<kRowsPerPass>([&](auto i) {
+        const __m256i sc = Avx2::bcst32(Panel::ints(pb, kFirst + i, s));
+        static_for<2>([&](auto h) { isum[i][h] = _mm256_add_epi32(isum[i][h], _mm256_madd_epi16(sum[i][h], sc)); });
+      });
+    }
+    __m256i mins[kRowsPerPass][2];
+    static_for<4>([&](auto p) {
+      static_for<2>([&](auto h) {
+        const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(act + Group::kPairsAt + 64 * p + 32 * h));
+        static_for<kRowsPerPass>([&](auto i) {
+          const __m256i part = _mm256_madd_epi16(Avx2::bcst32(Panel::ints(pb, kFirst + i, 8 + p)), x);
+          mins[i][h] = p == 0 ? part : _mm256_add_epi32(mins[i][h], part);
+        });
       });
     });
-    static_for<kRowsPerPass>([&](auto i) {
-      const __m256i sc = Avx2::bcst32(ints(i, s));
-      static_for<2>([&](auto h) { isum[i][h] = _mm256_add_epi32(isum[i][h], _mm256_madd_epi16(sum[i][h], sc)); });
+    static_for<2>([&](auto h) {
+      const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(act + Group::kScales) + 8 * h);
+      static_for<kRowsPerPass>([&](auto i) {
+        float* out = acc_rows + kTokens * (kFirst + i) + 8 * h;
+        const __m256 dw = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + Panel::kD) + kFirst + i);
+        const __m256 dm = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + Panel::kDmin) + kFirst + i);
+        __m256 acc = _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum[i][h]), _mm256_load_ps(out));
+        acc = _mm256_fnmadd_ps(_mm256_mul_ps(dm, dx), _mm256_cvtepi32_ps(mins[i][h]), acc);
+        _mm256_store_ps(out, acc);
+      });
     });
   }
-  __m256i mins[kRowsPerPass][2];
-  static_for<4>([&](auto p) {
-    static_for<2>([&](auto h) {
-      const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(act + G::kPairsAt + 64 * p + 32 * h));
-      static_for<kRowsPerPass>([&](auto i) {
-        const __m256i part = _mm256_madd_epi16(Avx2::bcst32(ints(i, 8 + p)), x);
-        mins[i][h] = p == 0 ? part : _mm256_add_epi32(mins[i][h], part);
+};
+
+// Q6_K: quants 0..63 (the offset 32 left out of the panel), 16 units of
+// 16 elements with signed 8-bit scales. A vpmaddubsw pair reaches
+// 2 * 63 * 128, so two words sum in int16 and widen at once by vpmaddwd
+// with the unit's (sc, sc): per row and word pair the two broadcasts, two
+// products per half, the scale's broadcast and one widening per half, in
+// an order that keeps the 8 int32 sums, the 4 activation vectors and the
+// row's temporaries within the 16 registers. The offset enters I1 as
+// -32 * sum over the units of sc_u * bsum_u: panel words (-32 sc_2p,
+// -32 sc_2p+1) against the group's bsum pairs (|-32 sc| <= 4096).
+struct Q6KTiles {
+  using Group = KGroup<8>;
+  // Per row: the 16 scales as (sc, sc), then the offset words.
+  using Panel = KPanel<24, false>;
+
+  static void pack(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
+    const __m256i nib = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
+    for (int64_t b = b0; b < b1; ++b) {
+      uint8_t* pb = panel + static_cast<size_t>(b - b0) * Panel::kBlockBytes;
+      uint16_t d[kRows];
+      for (int r = 0; r < kRows; ++r) {
+        const uint8_t* blk = k_block(a, r, b, sizeof(BlockQ6_K));
+        uint8_t* q = Panel::quants(pb, r);
+        // blocks.h: half h, l = 0..31 - elements 128h + l + 32m take ql
+        // byte l (m even) or l + 32 (m odd), low nibble (m < 2) or high,
+        // and bits 2m, 2m + 1 of qh byte l as bits 4, 5 (16-bit shifts:
+        // the bits taken never cross a byte).
+        for (int h = 0; h < 2; ++h) {
+          const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * h));
+          const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * h + 32));
+          const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 128 + 32 * h));
+          const __m256i v[4] = {
+              _mm256_or_si256(_mm256_and_si256(ql0, nib), _mm256_and_si256(_mm256_slli_epi16(qh, 4), top)),
+              _mm256_or_si256(_mm256_and_si256(ql1, nib), _mm256_and_si256(_mm256_slli_epi16(qh, 2), top)),
+              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), nib), _mm256_and_si256(qh, top)),
+              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), nib),
+                              _mm256_and_si256(_mm256_srli_epi16(qh, 2), top))};
+          for (int m = 0; m < 4; ++m) _mm256_store_si256(reinterpret_cast<__m256i*>(q + 128 * h + 32 * m), v[m]);
+        }
+        int8_t sc[16];
+        std::memcpy(sc, blk + offsetof(BlockQ6_K, scales), 16);
+        uint32_t words[Panel::kIntWords];
+        for (int u = 0; u < 16; ++u) words[u] = u16_pair(sc[u], sc[u]);
+        for (int p = 0; p < 8; ++p) words[16 + p] = u16_pair(-32 * sc[2 * p], -32 * sc[2 * p + 1]);
+        std::memcpy(pb + Panel::kInts + static_cast<size_t>(r) * sizeof(words), words, sizeof(words));
+        std::memcpy(&d[r], blk + offsetof(BlockQ6_K, d), 2);
+      }
+      Panel::put_scales(pb, d, nullptr);
+    }
+  }
+
+  template <int kFirst>
+  [[gnu::always_inline]] static void block(const uint8_t* act, const uint8_t* pb, float* acc_rows) {
+    __m256i isum[kRowsPerPass][2];
+    static_for<kRowsPerPass>([&](auto i) { isum[i][0] = isum[i][1] = _mm256_setzero_si256(); });
+#pragma GCC unroll 1
+    for (int u = 0; u < 16; ++u) {
+      const uint8_t* au = act + 64 * 4 * u;
+      const uint8_t* wu = pb + 4 * 4 * u;
+      static_for<2>([&](auto g) {
+        const uint8_t* ag = au + 128 * g;
+        const __m256i x00 = _mm256_load_si256(reinterpret_cast<const __m256i*>(ag));
+        const __m256i x01 = _mm256_load_si256(reinterpret_cast<const __m256i*>(ag + 32));
+        const __m256i x10 = _mm256_load_si256(reinterpret_cast<const __m256i*>(ag + 64));
+        const __m256i x11 = _mm256_load_si256(reinterpret_cast<const __m256i*>(ag + 96));
+        static_for<kRowsPerPass>([&](auto i) {
+          const uint8_t* wq = wu + kQK_K * (kFirst + i) + 8 * g;
+          const __m256i q0 = Avx2::bcst32(wq);
+          __m256i s0 = _mm256_maddubs_epi16(q0, x00);
+          __m256i s1 = _mm256_maddubs_epi16(q0, x01);
+          const __m256i q1 = Avx2::bcst32(wq + 4);
+          s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(q1, x10));
+          s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(q1, x11));
+          const __m256i sc = Avx2::bcst32(Panel::ints(pb, kFirst + i, u));
+          isum[i][0] = _mm256_add_epi32(isum[i][0], _mm256_madd_epi16(s0, sc));
+          isum[i][1] = _mm256_add_epi32(isum[i][1], _mm256_madd_epi16(s1, sc));
+        });
+      });
+    }
+    static_for<8>([&](auto p) {
+      static_for<2>([&](auto h) {
+        const __m256i x = _mm256_load_si256(reinterpret_cast<const __m256i*>(act + Group::kPairsAt + 64 * p + 32 * h));
+        static_for<kRowsPerPass>([&](auto i) {
+          isum[i][h] = _mm256_add_epi32(isum[i][h], _mm256_madd_epi16(Avx2::bcst32(Panel::ints(pb, kFirst + i, 16 + p)), x));
+        });
       });
     });
-  });
-  static_for<2>([&](auto h) {
-    const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(act + G::kScales) + 8 * h);
-    static_for<kRowsPerPass>([&](auto i) {
-      float* out = acc_rows + kTokens * (kFirst + i) + 8 * h;
-      const __m256 dw = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + L::kD) + kFirst + i);
-      const __m256 dm = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + L::kDmin) + kFirst + i);
-      __m256 acc = _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum[i][h]), _mm256_load_ps(out));
-      acc = _mm256_fnmadd_ps(_mm256_mul_ps(dm, dx), _mm256_cvtepi32_ps(mins[i][h]), acc);
-      _mm256_store_ps(out, acc);
+    static_for<2>([&](auto h) {
+      const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(act + Group::kScales) + 8 * h);
+      static_for<kRowsPerPass>([&](auto i) {
+        float* out = acc_rows + kTokens * (kFirst + i) + 8 * h;
+        const __m256 dw = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + Panel::kD) + kFirst + i);
+        _mm256_store_ps(out, _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum[i][h]), _mm256_load_ps(out)));
+      });
     });
-  });
-}
+  }
+};
 
-// Super-blocks per panel chunk: a chunk's panel (10 KB) and a group's
+// Super-blocks per panel chunk: a chunk's panel (10 / 11 KB) and a group's
 // activations (9 KB) share L1.
-constexpr int64_t kQ4KChunk = 2;
+constexpr int64_t kKChunk = 2;
 
-[[gnu::flatten]] void q4k_token_tile_strip(const StripArgs& a) {
-  using L = Q4KPanel;
-  using G = Q4KGroup;
+template <class Fmt>
+[[gnu::flatten]] void k_token_tile_strip(const StripArgs& a) {
+  using L = typename Fmt::Panel;
+  using G = typename Fmt::Group;
   const int64_t nb = a.n_in / kQK_K;
-  const int64_t chunk = std::min(nb, kQ4KChunk);
+  const int64_t chunk = std::min(nb, kKChunk);
   const int64_t n_tok = a.x.n_tokens;
   const int64_t n_groups = (n_tok + kTokens - 1) / kTokens;
   uint8_t* panel = a.scratch;
@@ -449,7 +573,7 @@ constexpr int64_t kQ4KChunk = 2;
   const uint8_t* next = a.prefetch;
   for (int64_t c0 = 0; c0 < nb; c0 += chunk) {
     const int64_t c1 = std::min(nb, c0 + chunk);
-    pack_q4k_panel(a, c0, c1, panel);
+    Fmt::pack(a, c0, c1, panel);
     for (int64_t g = 0; g < n_groups; ++g) {
       for (size_t l = 0; l < lines_per_part; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
       next += 64 * lines_per_part;
@@ -460,7 +584,7 @@ constexpr int64_t kQ4KChunk = 2;
       for (int64_t b = 0; b < c1 - c0; ++b) {
         const uint8_t* act = group + static_cast<size_t>(b) * G::kBlockBytes;
         const uint8_t* pb = panel + static_cast<size_t>(b) * L::kBlockBytes;
-        static_for<kRows / kRowsPerPass>([&](auto p) { q4k_tile_block<kRowsPerPass * p>(act, pb, acc); });
+        static_for<kRows / kRowsPerPass>([&](auto p) { Fmt::template block<kRowsPerPass * p>(act, pb, acc); });
       }
       if (c1 < nb) continue;
       const int64_t t0 = g * kTokens;
@@ -471,10 +595,20 @@ constexpr int64_t kQ4KChunk = 2;
   if (stream) _mm_sfence();
 }
 
-size_t q4k_scratch_bytes(int64_t n_in, int64_t n_tokens) {
-  const int64_t chunk = std::min(n_in / kQK_K, kQ4KChunk);
+template <class Fmt>
+size_t k_scratch_bytes(int64_t n_in, int64_t n_tokens) {
+  const int64_t chunk = std::min(n_in / kQK_K, kKChunk);
   const size_t accs = static_cast<size_t>((n_tokens + kTokens - 1) / kTokens) * kRows * kTokens;
-  return static_cast<size_t>(chunk) * Q4KPanel::kBlockBytes + accs * sizeof(float);
+  return static_cast<size_t>(chunk) * Fmt::Panel::kBlockBytes + accs * sizeof(float);
+}
+
+template <class Fmt>
+void set_k_tiles(WeightKernels& k) {
+  k.tile_strip = &k_token_tile_strip<Fmt>;
+  k.tile_group_bytes = &Fmt::Group::bytes;
+  k.tile_acts = &Fmt::Group::build;
+  k.tile_scratch_bytes = &k_scratch_bytes<Fmt>;
+  k.tile_isa = "avx2";
 }
 
 }  // namespace
@@ -506,18 +640,17 @@ void fill_avx2_token_tiles(KernelTable& table) {
     k.tile_rest_max = 8;
   }
   WeightKernels& k = table.weights[static_cast<int>(TensorType::Q4_K)];
-  k.tile_strip = &q4k_token_tile_strip;
-  k.tile_group_bytes = &Q4KGroup::bytes;
-  k.tile_acts = &Q4KGroup::build;
-  k.tile_scratch_bytes = &q4k_scratch_bytes;
-  k.tile_isa = "avx2";
-  // Against the runner's panels (1 thread, 1024 x 3072, Zen 3, kernel_ab
-  // per-pair medians, tiles / panels): 16 tokens 1.02, 24 (a padded group)
-  // 1.19, 32 0.95, 64 0.84, 128 0.84-0.89, 512 0.82 - the panels run
-  // faster while a batch's activations fit L1. A rest of up to 8 tokens
-  // takes the strip (row kernels or panels) in a second pass, as Q4_0's.
+  set_k_tiles<Q4KTiles>(k);
   k.tile_above = 24;
   k.tile_rest_max = 8;
+  WeightKernels& k6 = table.weights[static_cast<int>(TensorType::Q6_K)];
+  set_k_tiles<Q6KTiles>(k6);
+  // Against the row kernels' groups of 4 (up to 12 tokens) and the
+  // runner's panels (1 thread, 1024 x 3072, Zen 3, kernel_ab per-pair
+  // medians, tiles / strips): 8 tokens (a padded group) 1.57, 12 0.93, 16
+  // 0.81, 32 0.74, 128 0.70.
+  k6.tile_above = 12;
+  k6.tile_rest_max = 8;
 }
 
 }  // namespace kazeia::kernels::x86
