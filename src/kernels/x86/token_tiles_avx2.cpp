@@ -29,6 +29,7 @@
 
 #include "kernels/x86/simd_avx2.h"
 #include "kernels/x86/static_for.h"
+#include "kernels/x86/token_tile_walk.h"
 #include "kernels/x86/transpose8_avx2.h"
 #include "kernels/x86/x86_kernels.h"
 #include "tensor/blocks.h"
@@ -217,58 +218,20 @@ void store_token_rows(const float* acc, float* y, size_t ldy, int64_t n, int n_r
   }
 }
 
-// Long rows go in chunks of kChunk blocks: each chunk is unpacked and run
-// over every token group, so its panel (9 / 17 KB) and a group's
-// activations (10 / 9 KB) share L1; the groups' accumulators wait in a
-// buffer between chunks (each (row, token) still sums its blocks in order,
-// into the same float).
-constexpr int64_t kChunk = 16;
-
+// Q4_0 / Q8_0 as a token-tile format (token_tile_walk.h): chunks of 16
+// blocks, so a chunk's panel (9 / 17 KB) and a group's activations (10 /
+// 9 KB) share L1.
 template <bool kQ4>
-[[gnu::flatten]] void token_tile_strip(const StripArgs& a) {
-  using L = PanelLayout<kQ4>;
-  const int64_t nb = a.n_in / kBlock;
-  const int64_t chunk = std::min(nb, kChunk);
-  const int64_t n_tok = a.x.n_tokens;
-  const int64_t n_groups = (n_tok + kTokens - 1) / kTokens;
-  // The scratch (scratch_bytes below): the chunk's panel, then every
-  // group's accumulators.
-  uint8_t* panel = a.scratch;
-  float* acc_buf = reinterpret_cast<float*>(a.scratch + static_cast<size_t>(chunk) * L::kBlockBytes);
-  const bool stream = a.stream_lines();
-  // The next strip's rows (matmul passes them) are fetched into L2 a slice
-  // per chunk and token group, as the AVX-512 tile strips do.
-  const int64_t n_chunks = (nb + chunk - 1) / chunk;
-  const size_t lines_per_part = a.prefetch_lines_per(n_chunks * n_groups);
-  const uint8_t* next = a.prefetch;
-  for (int64_t c0 = 0; c0 < nb; c0 += chunk) {
-    const int64_t c1 = std::min(nb, c0 + chunk);
-    pack_panel<kQ4>(a, c0, c1, panel);
-    for (int64_t g = 0; g < n_groups; ++g) {
-      for (size_t l = 0; l < lines_per_part; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
-      next += 64 * lines_per_part;
-      const uint8_t* group = a.tiles + static_cast<size_t>(g) * a.tile_group_bytes + static_cast<size_t>(c0) * Group<kQ4>::kBlockBytes;
-      float* acc = acc_buf + g * kRows * kTokens;
-      if (c0 == 0) std::memset(acc, 0, kRows * kTokens * sizeof(float));
-      static_for<kRows / kRowsPerPass>([&](auto p) {
-        tile_rows<kQ4, kRowsPerPass * p>(group, panel, c1 - c0, acc);
-      });
-      if (c1 < nb) continue;
-      const int64_t t0 = g * kTokens;
-      store_token_rows(acc, a.y + static_cast<size_t>(t0) * a.ldy, a.ldy, std::min<int64_t>(kTokens, n_tok - t0),
-                       static_cast<int>(a.n_rows), stream);
-    }
+struct LegacyTiles {
+  using Group = x86::Group<kQ4>;
+  static constexpr int64_t kElems = kBlock, kChunk = 16;
+  static constexpr size_t kActBytes = Group::kBlockBytes, kPanelBytes = PanelLayout<kQ4>::kBlockBytes;
+  static void pack(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) { pack_panel<kQ4>(a, b0, b1, panel); }
+  // The 16 rows of a token group over nb blocks, 4 rows a pass.
+  [[gnu::always_inline]] static void run(const uint8_t* group, const uint8_t* panel, int64_t nb, float* acc) {
+    static_for<kRows / kRowsPerPass>([&](auto p) { tile_rows<kQ4, kRowsPerPass * p>(group, panel, nb, acc); });
   }
-  if (stream) _mm_sfence();  // visible to whoever reads y after this returns
-}
-
-template <bool kQ4>
-size_t scratch_bytes(int64_t n_in, int64_t n_tokens) {
-  const int64_t nb = n_in / kBlock;
-  const int64_t chunk = std::min(nb, kChunk);
-  const size_t accs = static_cast<size_t>((n_tokens + kTokens - 1) / kTokens) * kRows * kTokens;
-  return static_cast<size_t>(chunk) * PanelLayout<kQ4>::kBlockBytes + accs * sizeof(float);
-}
+};
 
 // ------------------------------------------------------- Q4_K and Q6_K
 //
@@ -366,10 +329,28 @@ inline const uint8_t* k_block(const StripArgs& a, int r, int64_t b, size_t block
   return a.w + static_cast<size_t>(r < a.n_rows ? r : a.n_rows - 1) * a.w_stride + static_cast<size_t>(b) * block_bytes;
 }
 
+// The 16 rows of a token group over nb super-blocks of a K format
+// (F::block, 4 rows a pass): the run of Q4KTiles and Q6KTiles.
+template <class F>
+[[gnu::always_inline]] inline void run_super_blocks(const uint8_t* group, const uint8_t* panel, int64_t nb, float* acc) {
+#pragma GCC unroll 1
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* act = group + static_cast<size_t>(b) * F::kActBytes;
+    const uint8_t* pb = panel + static_cast<size_t>(b) * F::kPanelBytes;
+    static_for<kRows / kRowsPerPass>([&](auto p) { F::template block<kRowsPerPass * p>(act, pb, acc); });
+  }
+}
+
 struct Q4KTiles {
   using Group = KGroup<4>;
   // Per row: the 8 scales as (sc, sc), then the mins as (m_2p, m_2p+1).
   using Panel = KPanel<12, true>;
+  static constexpr int64_t kElems = kQK_K;
+  static constexpr int64_t kChunk = 2;  // a chunk's panel (10 / 11 KB) and a group's activations (9 KB) in L1
+  static constexpr size_t kActBytes = Group::kBlockBytes, kPanelBytes = Panel::kBlockBytes;
+  [[gnu::always_inline]] static void run(const uint8_t* group, const uint8_t* panel, int64_t nb, float* acc) {
+    run_super_blocks<Q4KTiles>(group, panel, nb, acc);
+  }
 
   static void pack(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
     const __m256i nib = _mm256_set1_epi8(0x0F);
@@ -469,6 +450,12 @@ struct Q6KTiles {
   using Group = KGroup<8>;
   // Per row: the 16 scales as (sc, sc), then the offset words.
   using Panel = KPanel<24, false>;
+  static constexpr int64_t kElems = kQK_K;
+  static constexpr int64_t kChunk = 2;  // a chunk's panel (10 / 11 KB) and a group's activations (9 KB) in L1
+  static constexpr size_t kActBytes = Group::kBlockBytes, kPanelBytes = Panel::kBlockBytes;
+  [[gnu::always_inline]] static void run(const uint8_t* group, const uint8_t* panel, int64_t nb, float* acc) {
+    run_super_blocks<Q6KTiles>(group, panel, nb, acc);
+  }
 
   static void pack(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
     const __m256i nib = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30);
@@ -553,61 +540,33 @@ struct Q6KTiles {
   }
 };
 
-// Super-blocks per panel chunk: a chunk's panel (10 / 11 KB) and a group's
-// activations (9 KB) share L1.
-constexpr int64_t kKChunk = 2;
-
-template <class Fmt>
-[[gnu::flatten]] void k_token_tile_strip(const StripArgs& a) {
-  using L = typename Fmt::Panel;
-  using G = typename Fmt::Group;
-  const int64_t nb = a.n_in / kQK_K;
-  const int64_t chunk = std::min(nb, kKChunk);
-  const int64_t n_tok = a.x.n_tokens;
-  const int64_t n_groups = (n_tok + kTokens - 1) / kTokens;
-  uint8_t* panel = a.scratch;
-  float* acc_buf = reinterpret_cast<float*>(a.scratch + static_cast<size_t>(chunk) * L::kBlockBytes);
+// A token-tile strip of format F (LegacyTiles, Q4KTiles, Q6KTiles): the
+// walk of token_tile_walk.h, each group's accumulators (row r, token t at
+// acc[16 r + t]) in the scratch after the panel, from its first chunk to
+// its last.
+template <class F>
+[[gnu::flatten]] void token_tile_strip(const StripArgs& a) {
+  float* const acc_buf = token_tile_accumulators<F>(a);
   const bool stream = a.stream_lines();
-  const int64_t n_chunks = (nb + chunk - 1) / chunk;
-  const size_t lines_per_part = a.prefetch_lines_per(n_chunks * n_groups);
-  const uint8_t* next = a.prefetch;
-  for (int64_t c0 = 0; c0 < nb; c0 += chunk) {
-    const int64_t c1 = std::min(nb, c0 + chunk);
-    Fmt::pack(a, c0, c1, panel);
-    for (int64_t g = 0; g < n_groups; ++g) {
-      for (size_t l = 0; l < lines_per_part; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
-      next += 64 * lines_per_part;
-      const uint8_t* group = a.tiles + static_cast<size_t>(g) * a.tile_group_bytes + static_cast<size_t>(c0) * G::kBlockBytes;
-      float* acc = acc_buf + g * kRows * kTokens;
-      if (c0 == 0) std::memset(acc, 0, kRows * kTokens * sizeof(float));
-#pragma GCC unroll 1
-      for (int64_t b = 0; b < c1 - c0; ++b) {
-        const uint8_t* act = group + static_cast<size_t>(b) * G::kBlockBytes;
-        const uint8_t* pb = panel + static_cast<size_t>(b) * L::kBlockBytes;
-        static_for<kRows / kRowsPerPass>([&](auto p) { Fmt::template block<kRowsPerPass * p>(act, pb, acc); });
-      }
-      if (c1 < nb) continue;
-      const int64_t t0 = g * kTokens;
-      store_token_rows(acc, a.y + static_cast<size_t>(t0) * a.ldy, a.ldy, std::min<int64_t>(kTokens, n_tok - t0),
-                       static_cast<int>(a.n_rows), stream);
-    }
-  }
-  if (stream) _mm_sfence();
+  const int64_t n_tok = a.x.n_tokens;
+  walk_token_tiles<F>(a, [&](const uint8_t* group, const uint8_t* panel, int64_t n, int64_t g, bool first, bool last) {
+    float* acc = acc_buf + g * kRows * kTokens;
+    if (first) std::memset(acc, 0, kRows * kTokens * sizeof(float));
+    F::run(group, panel, n, acc);
+    if (!last) return;
+    const int64_t t0 = g * kTokens;
+    store_token_rows(acc, a.y + static_cast<size_t>(t0) * a.ldy, a.ldy, std::min<int64_t>(kTokens, n_tok - t0),
+                     static_cast<int>(a.n_rows), stream);
+  });
+  if (stream) _mm_sfence();  // visible to whoever reads y after this returns
 }
 
-template <class Fmt>
-size_t k_scratch_bytes(int64_t n_in, int64_t n_tokens) {
-  const int64_t chunk = std::min(n_in / kQK_K, kKChunk);
-  const size_t accs = static_cast<size_t>((n_tokens + kTokens - 1) / kTokens) * kRows * kTokens;
-  return static_cast<size_t>(chunk) * Fmt::Panel::kBlockBytes + accs * sizeof(float);
-}
-
-template <class Fmt>
-void set_k_tiles(WeightKernels& k) {
-  k.tile_strip = &k_token_tile_strip<Fmt>;
-  k.tile_group_bytes = &Fmt::Group::bytes;
-  k.tile_acts = &Fmt::Group::build;
-  k.tile_scratch_bytes = &k_scratch_bytes<Fmt>;
+template <class F>
+void set_tiles(WeightKernels& k) {
+  k.tile_strip = &token_tile_strip<F>;
+  k.tile_group_bytes = &F::Group::bytes;
+  k.tile_acts = &F::Group::build;
+  k.tile_scratch_bytes = &token_tile_scratch_bytes<F, true>;
   k.tile_isa = "avx2";
 }
 
@@ -617,11 +576,11 @@ void fill_avx2_token_tiles(KernelTable& table) {
   for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0}) {
     WeightKernels& k = table.weights[static_cast<int>(type)];
     const bool q4 = type == TensorType::Q4_0;
-    k.tile_strip = q4 ? &token_tile_strip<true> : &token_tile_strip<false>;
-    k.tile_group_bytes = q4 ? &Group<true>::bytes : &Group<false>::bytes;
-    k.tile_acts = q4 ? &Group<true>::build : &Group<false>::build;
-    k.tile_scratch_bytes = q4 ? &scratch_bytes<true> : &scratch_bytes<false>;
-    k.tile_isa = "avx2";
+    if (q4) {
+      set_tiles<LegacyTiles<true>>(k);
+    } else {
+      set_tiles<LegacyTiles<false>>(k);
+    }
     // Where the tiles start to win against the strips (Qwen3-0.6B, 2
     // threads, kazeia bench -p N, KAZEIA_TOKEN_TILES=1 / 0 t/s). Against
     // the row kernels' groups of 4 tokens (Zen 2): Q4_0 13 tokens 165 /
@@ -640,11 +599,16 @@ void fill_avx2_token_tiles(KernelTable& table) {
     k.tile_rest_max = 8;
   }
   WeightKernels& k = table.weights[static_cast<int>(TensorType::Q4_K)];
-  set_k_tiles<Q4KTiles>(k);
+  set_tiles<Q4KTiles>(k);
+  // Against the runner's panels (1 thread, 1024 x 3072, Zen 3, kernel_ab
+  // per-pair medians, tiles / panels): 16 tokens 1.02, 24 (a padded group)
+  // 1.19, 32 0.95, 64 0.84, 128 0.84-0.89, 512 0.82 - the panels run
+  // faster while a batch's activations fit L1. A rest of up to 8 tokens
+  // takes the strip (row kernels or panels) in a second pass, as Q4_0's.
   k.tile_above = 24;
   k.tile_rest_max = 8;
   WeightKernels& k6 = table.weights[static_cast<int>(TensorType::Q6_K)];
-  set_k_tiles<Q6KTiles>(k6);
+  set_tiles<Q6KTiles>(k6);
   // Against the row kernels' groups of 4 (up to 12 tokens) and the
   // runner's panels (1 thread, 1024 x 3072, Zen 3, kernel_ab per-pair
   // medians, tiles / strips): 8 tokens (a padded group) 1.57, 12 0.93, 16

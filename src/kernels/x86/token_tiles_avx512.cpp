@@ -29,6 +29,7 @@
 #include <cstring>
 
 #include "kernels/x86/static_for.h"
+#include "kernels/x86/token_tile_walk.h"
 #include "kernels/x86/token_groups_avx512.h"
 #include "kernels/x86/x86_kernels.h"
 #include "tensor/blocks.h"
@@ -141,69 +142,40 @@ struct LegacyTiles {
 
 // flatten: the static_for lambdas inlined too (left out of line, the
 // accumulators go through memory).
-// Long rows go in chunks of F::kChunk blocks: each chunk is unpacked and
-// run over every token group, so its panel (18-20 KB) stays in L1; the
-// groups' accumulators wait in a buffer between chunks (each (row, token)
-// still sums its blocks in order, into the same float). Whole Q8_0 rows of
-// 96 blocks (a 60 KB panel, read from L2): Qwen3-0.6B Q8_0 pp512 ~5 %
-// slower (whole process, 6 alternating pairs); chunks of 16: as fast as 32.
+// Chunks of F::kChunk blocks (token_tile_walk.h), their panel (18-20 KB)
+// in L1. Whole Q8_0 rows of 96 blocks (a 60 KB panel, read from L2):
+// Qwen3-0.6B Q8_0 pp512 ~5 % slower (whole process, 6 alternating pairs);
+// chunks of 16: as fast as 32. The prefetched slices of the next strip
+// made small batches of Q8_0 as fast as the rows-in-lanes strips, whose
+// decoders prefetch the same way.
 // F: the format (LegacyTiles): block size, panel and activation bytes per
 // block, pack() and rows() - a policy, so other block formats can follow.
 template <class F>
 [[gnu::flatten]] void token_tile_strip(const StripArgs& a) {
-  const int64_t nb = a.n_in / F::kElems;
-  const int64_t chunk = std::min(nb, F::kChunk);
-  const int64_t n_tok = a.x.n_tokens;
-  const int64_t n_groups = (n_tok + kTokens - 1) / kTokens;
-  // The scratch (scratch_bytes below): the chunk's panel, then the groups'
-  // accumulators.
-  uint8_t* panel = a.scratch;
-  float* acc_buf = reinterpret_cast<float*>(a.scratch + static_cast<size_t>(chunk) * F::kPanelBytes);
+  float* const acc_buf = token_tile_accumulators<F>(a);  // between chunks
   // Each token's 16 results are one cache line of y when the rows are whole
   // and y is line-aligned: written without reading the line first.
   const bool stream = a.stream_lines();
-  // The next strip's rows (matmul passes them) are fetched into L2 a slice
-  // per chunk and token group, as the AMX strip does: unpacked at the start
-  // of the next call, they would otherwise come from memory while nothing
-  // else runs (what made small batches of Q8_0 slower than the rows-in-lanes
-  // strips, whose decoders prefetch the same way).
-  const int64_t n_chunks = (nb + chunk - 1) / chunk;
-  const size_t lines_per_part = a.prefetch_lines_per(n_chunks * n_groups);
-  const uint8_t* next = a.prefetch;
-  for (int64_t c0 = 0; c0 < nb; c0 += chunk) {
-    const int64_t c1 = std::min(nb, c0 + chunk);
-    F::pack(a, c0, c1, panel);
-    for (int64_t g = 0; g < n_groups; ++g) {
-      for (size_t l = 0; l < lines_per_part; ++l) _mm_prefetch(reinterpret_cast<const char*>(next + 64 * l), _MM_HINT_T1);
-      next += 64 * lines_per_part;
-      const uint8_t* group = a.tiles + static_cast<size_t>(g) * a.tile_group_bytes + static_cast<size_t>(c0) * F::kActBytes;
-      float* saved = acc_buf + g * kRows * kTokens;  // used when the row takes several chunks
-      // Rows 0-7 over the chunk's blocks, then rows 8-15 (the group's
-      // activations are read twice, from L1 or L2).
-      __m512 acc[kRows];
-      static_for<kRows>([&](auto r) { acc[r] = c0 > 0 ? _mm512_loadu_ps(saved + kTokens * r) : _mm512_setzero_ps(); });
-      F::template rows<0>(group, panel, c1 - c0, acc);
-      F::template rows<8>(group, panel, c1 - c0, acc + 8);
-      if (c1 < nb) {
-        static_for<kRows>([&](auto r) { _mm512_storeu_ps(saved + kTokens * r, acc[r]); });
-        continue;
-      }
-      // acc[r] holds row r for the 16 tokens; y wants each token's rows side
-      // by side.
-      const int64_t t0 = g * kTokens;
-      store_token_rows(acc, a.y + static_cast<size_t>(t0) * a.ldy, a.ldy, n_tok - t0 < kTokens ? n_tok - t0 : kTokens,
-                       static_cast<int>(a.n_rows), stream);
+  const int64_t n_tok = a.x.n_tokens;
+  walk_token_tiles<F>(a, [&](const uint8_t* group, const uint8_t* panel, int64_t n, int64_t g, bool first, bool last) {
+    float* saved = acc_buf + g * kRows * kTokens;  // used when the row takes several chunks
+    // Rows 0-7 over the chunk's blocks, then rows 8-15 (the group's
+    // activations are read twice, from L1 or L2).
+    __m512 acc[kRows];
+    static_for<kRows>([&](auto r) { acc[r] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(saved + kTokens * r); });
+    F::template rows<0>(group, panel, n, acc);
+    F::template rows<8>(group, panel, n, acc + 8);
+    if (!last) {
+      static_for<kRows>([&](auto r) { _mm512_storeu_ps(saved + kTokens * r, acc[r]); });
+      return;
     }
-  }
+    // acc[r] holds row r for the 16 tokens; y wants each token's rows side
+    // by side.
+    const int64_t t0 = g * kTokens;
+    store_token_rows(acc, a.y + static_cast<size_t>(t0) * a.ldy, a.ldy, n_tok - t0 < kTokens ? n_tok - t0 : kTokens,
+                     static_cast<int>(a.n_rows), stream);
+  });
   if (stream) _mm_sfence();  // visible to whoever reads y after this returns
-}
-
-template <class F>
-size_t scratch_bytes(int64_t n_in, int64_t n_tokens) {
-  const int64_t nb = n_in / F::kElems;
-  const int64_t chunk = std::min(nb, F::kChunk);
-  const size_t accs = chunk < nb ? static_cast<size_t>((n_tokens + kTokens - 1) / kTokens) * kRows * kTokens : 0;
-  return static_cast<size_t>(chunk) * F::kPanelBytes + accs * sizeof(float);
 }
 
 }  // namespace
@@ -215,7 +187,8 @@ void fill_avx512_token_tiles(KernelTable& table) {
     k.tile_strip = q4 ? &token_tile_strip<LegacyTiles<true>> : &token_tile_strip<LegacyTiles<false>>;
     k.tile_group_bytes = q4 ? &Group<true>::bytes : &Group<false>::bytes;
     k.tile_acts = q4 ? &Group<true>::build : &Group<false>::build;
-    k.tile_scratch_bytes = q4 ? &scratch_bytes<LegacyTiles<true>> : &scratch_bytes<LegacyTiles<false>>;
+    k.tile_scratch_bytes =
+        q4 ? &token_tile_scratch_bytes<LegacyTiles<true>, false> : &token_tile_scratch_bytes<LegacyTiles<false>, false>;
     k.tile_isa = "avx512";
     // Where the tiles start to win (Qwen3-0.6B, 2 threads, kazeia bench -p N,
     // 2 alternating rounds, tiles / rows-in-lanes t/s): Q4_0 10 tokens
