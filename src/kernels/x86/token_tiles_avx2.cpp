@@ -1,14 +1,14 @@
-// AVX2 prefill strips for Q4_0, Q8_0 (x Q8_0 activations), Q4_K and Q6_K (x Q8_K, below) with
-// the tokens in the lanes: token_tiles_avx512.cpp's design on 8-lane
-// vectors, without VNNI. A strip is 16 weight rows; a token group is 16
-// tokens, each 4-byte activation word of a block stored as two 8-token
-// vectors (tile_acts below). A row's weight word, broadcast, meets both
-// halves: vpmaddubsw (unsigned weights x signed activations, pairs summed
-// to int16), so one broadcast feeds 16 tokens and no row pointer is live in
-// the inner loop (the rows-in-lanes strips, strip_runner.h, broadcast the
-// activations instead and keep a pointer per token: with 16 vector
-// registers AVX2 spilled their accumulators and ran at a quarter of the
-// multiplier's rate).
+// AVX2 prefill strips for Q4_0 and Q8_0 (x Q8_0 activations), Q4_K and
+// Q6_K (x Q8_K, below) with the tokens in the lanes: token_tiles_avx512.cpp's
+// design on 8-lane vectors, without VNNI. A strip is 16 weight rows; a
+// token group is 16 tokens, each 4-byte activation word of a block stored
+// as two 8-token vectors (tile_acts below). A row's weight word, broadcast,
+// meets both halves: vpmaddubsw (unsigned weights x signed activations,
+// pairs summed to int16), so one broadcast feeds 16 tokens and no row
+// pointer is live in the inner loop (the rows-in-lanes strips,
+// strip_runner.h, broadcast the activations instead and keep a pointer per
+// token: with 16 vector registers AVX2 spilled their accumulators and ran
+// at a quarter of the multiplier's rate).
 //
 // Q4_0: the stored nibbles (0..15) as the unsigned side. A vpmaddubsw pair
 // is at most 2 * 15 * 128 = 3840 in magnitude, so a block's 8 words sum in
