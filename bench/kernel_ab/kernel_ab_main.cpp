@@ -141,6 +141,6 @@ int main(int argc, char** argv) {
   std::printf("%s %ldx%ld x %ld token(s), %d thread(s), %s, %d pairs: base %.1f us (%.1f %s), new %.1f us (%.1f %s), new/base %.3f; per pair %.3f (quartiles %.3f-%.3f)\n",
               type_arg.c_str(), static_cast<long>(n_in), static_cast<long>(n_out), static_cast<long>(n_tokens), threads,
               cold ? "cold" : "hot", pairs, ma * 1e6, work / ma * 1e-9, unit, mb * 1e6, work / mb * 1e-9, unit, mb / ma,
-              median(ratios), r_lo, r_hi);
+              ratios[ratios.size() / 2], r_lo, r_hi);
   return 0;
 }

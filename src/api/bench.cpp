@@ -96,9 +96,10 @@ Result<BenchSample> bench_prompt(Engine& engine, int64_t n_prompt, int repetitio
 namespace {
 
 // The decode runs of bench_decode and bench_decode_ab: per repetition
-// (r = 0 warms up, without the context) a fresh session, the context (if any) and one warm-up
-// token, then n_gen tokens one at a time; before(r, i) runs ahead of token
-// i (i = -1: the warm-up token), after(r, i, seconds) gets its time.
+// (r = 0 warms up, without the context: bench_prompt) a fresh session, the
+// context (if any) and one warm-up token, then n_gen tokens one at a time;
+// before(r, i) runs ahead of token i (i = -1: the warm-up token),
+// after(r, i, seconds) gets its time.
 template <class Before, class After>
 Result<uint64_t> run_decode(Engine& engine, int64_t n_gen, int repetitions, int64_t depth, Before&& before,
                             After&& after) {

@@ -65,18 +65,22 @@ struct Weights {
   }
 };
 
-Weights make_weights(TensorType type, int64_t n_in, int64_t n_out, uint32_t seed, size_t offset) {
+// The n_out rows of src (n_in floats each), quantized.
+Weights weights_from(TensorType type, const std::vector<float>& src, int64_t n_in, int64_t n_out, size_t offset) {
   Weights w;
   w.row_bytes = type_row_bytes(type, n_in);
   w.storage.resize(w.row_bytes * static_cast<size_t>(n_out) + 128);
   uint8_t* base = w.storage.data() + (64 - reinterpret_cast<uintptr_t>(w.storage.data()) % 64) % 64;
   w.data = base + offset;
-  const auto src = testing::random_floats(static_cast<size_t>(n_in * n_out), seed);
   for (int64_t r = 0; r < n_out; ++r) {
-    Status st = quantize_row(type, src.data() + r * n_in, const_cast<uint8_t*>(w.data) + r * w.row_bytes, n_in);
+    Status st = quantize_row(type, src.data() + r * n_in, base + offset + r * w.row_bytes, n_in);
     EXPECT_TRUE(st.ok()) << st.to_string();
   }
   return w;
+}
+
+Weights make_weights(TensorType type, int64_t n_in, int64_t n_out, uint32_t seed, size_t offset) {
+  return weights_from(type, testing::random_floats(static_cast<size_t>(n_in * n_out), seed), n_in, n_out, offset);
 }
 
 // The reference: activations by quantize_activations, one ref dot per
@@ -204,9 +208,7 @@ TEST_P(SimdTables, LargestQuantsAgreeWithTheReference) {
   std::vector<float> src(static_cast<size_t>(n_in * n_out));
   for (int64_t r = 0; r < n_out; ++r)
     for (int64_t i = 0; i < n_in; ++i) src[static_cast<size_t>(r * n_in + i)] = ((r % 2 == 0) == (i % 32 != 0)) ? 1.0f : -1.0f;
-  Weights w = make_weights(type, n_in, n_out, 1, 0);
-  for (int64_t r = 0; r < n_out; ++r)
-    ASSERT_TRUE(quantize_row(type, src.data() + r * n_in, const_cast<uint8_t*>(w.data) + r * w.row_bytes, n_in).ok());
+  const Weights w = weights_from(type, src, n_in, n_out, 0);
   for (int64_t n_tokens : {1, 4, 20, 40}) {
     std::vector<float> x(static_cast<size_t>(n_in * n_tokens));
     for (int64_t t = 0; t < n_tokens; ++t)

@@ -30,6 +30,7 @@ namespace kazeia::kernels::x86 {
 namespace {
 
 constexpr int64_t kTileGroupTokens = 16;  // matmul's kTileGroup
+constexpr int64_t kTileStripRows = 16;    // weight rows per tile strip
 
 template <class F, class Run>
 [[gnu::always_inline]] inline void walk_token_tiles(const StripArgs& a, Run&& run) {
@@ -67,7 +68,7 @@ size_t token_tile_scratch_bytes(int64_t n_in, int64_t n_tokens) {
   const int64_t nb = n_in / F::kElems;
   const int64_t chunk = std::min<int64_t>(nb, F::kChunk);
   const size_t accs = kAccsAlways || chunk < nb
-                          ? static_cast<size_t>((n_tokens + kTileGroupTokens - 1) / kTileGroupTokens) * 16 * 16
+                          ? static_cast<size_t>((n_tokens + kTileGroupTokens - 1) / kTileGroupTokens) * kTileStripRows * kTileGroupTokens
                           : 0;
   return static_cast<size_t>(chunk) * F::kPanelBytes + accs * sizeof(float);
 }

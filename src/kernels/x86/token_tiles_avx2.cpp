@@ -42,6 +42,21 @@ constexpr int kBlock = 32;
 constexpr int kTokens = 16;  // tokens per group (matmul's kTileGroup): two vectors
 constexpr int kRows = 16;    // weight rows per strip (matmul's rows per tile strip)
 constexpr int kRowsPerPass = 4;  // rows whose chains run side by side (register budget)
+static_assert(kTokens == kTileGroupTokens && kRows == kTileStripRows);  // token_tile_walk.h
+
+// Row r of the strip; a strip of fewer rows repeats its last (those
+// results are never stored).
+inline const uint8_t* strip_row(const StripArgs& a, int r) {
+  return a.w + static_cast<size_t>(r < a.n_rows ? r : a.n_rows - 1) * a.w_stride;
+}
+
+// The 16 rows' fp16 scales as floats into out (32-byte aligned), by
+// VCVTPH2PS: the reference's conversion (tensor/quant.h), bit for bit.
+inline void store_row_scales(const uint16_t* h, uint8_t* out) {
+  for (int i = 0; i < 2; ++i)
+    _mm256_store_ps(reinterpret_cast<float*>(out) + 8 * i,
+                    _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 8 * i))));
+}
 
 // One block of a token group: word w of the 16 tokens at 64 * w (token t's
 // 4 bytes at 4 * t), then (Q4_0) corr = -8 * sum of the block's quants per
@@ -93,12 +108,12 @@ void pack_panel(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
   using L = PanelLayout<kQ4>;
   constexpr size_t kBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
   const uint8_t* rows[kRows];
-  for (int r = 0; r < kRows; ++r) rows[r] = a.w + static_cast<size_t>(r < a.n_rows ? r : a.n_rows - 1) * a.w_stride;
+  for (int r = 0; r < kRows; ++r) rows[r] = strip_row(a, r);
   const __m128i nib = _mm_set1_epi8(0x0F);
   for (int64_t b = b0; b < b1; ++b) {
     const size_t at = static_cast<size_t>(b) * kBytes;
     uint8_t* pb = panel + static_cast<size_t>(b - b0) * L::kBlockBytes;
-    alignas(32) uint16_t d[kRows];
+    uint16_t d[kRows];
     for (int r = 0; r < kRows; ++r) {
       const uint8_t* blk = rows[r] + at;
       std::memcpy(&d[r], blk, 2);
@@ -112,11 +127,7 @@ void pack_panel(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(pb + r * L::kRowBytes + kBlock), q);
       }
     }
-    // VCVTPH2PS: the reference's conversion (tensor/quant.h), bit for bit.
-    _mm256_store_ps(reinterpret_cast<float*>(pb + L::kScales),
-                    _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d))));
-    _mm256_store_ps(reinterpret_cast<float*>(pb + L::kScales) + 8,
-                    _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d + 8))));
+    store_row_scales(d, pb + L::kScales);
   }
 }
 
@@ -307,26 +318,37 @@ struct KPanel {
   static const uint8_t* ints(const uint8_t* pb, int r, int word) {
     return pb + kInts + static_cast<size_t>(r) * 4 * kIntWords + 4 * word;
   }
-  // The rows' fp16 d (and dmin) as floats (VCVTPH2PS, as the strips
-  // convert them).
+  // The rows' fp16 d (and dmin) as floats.
   static void put_scales(uint8_t* pb, const uint16_t* d, const uint16_t* dmin) {
-    for (int h = 0; h < 2; ++h) {
-      _mm256_store_ps(reinterpret_cast<float*>(pb + kD) + 8 * h,
-                      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(d + 8 * h))));
-      if constexpr (kDminT)
-        _mm256_store_ps(reinterpret_cast<float*>(pb + kDmin) + 8 * h,
-                        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(dmin + 8 * h))));
-    }
+    store_row_scales(d, pb + kD);
+    if constexpr (kDminT) store_row_scales(dmin, pb + kDmin);
+  }
+
+  // One super-block's float update of rows kFirst .. kFirst + 3 (row r,
+  // token t at acc_rows[16 r + t]) in strip_kquants.h's order:
+  // acc = fma(d_w * d_x, I1, acc), then (with dmin) acc = fnma(dmin_w * d_x, I2, acc).
+  // dx: the group's 16 activation scales.
+  template <int kFirst>
+  [[gnu::always_inline]] static void update(const uint8_t* pb, const float* dx, const __m256i (&i1)[kRowsPerPass][2],
+                                            const __m256i (&i2)[kRowsPerPass][2], float* acc_rows) {
+    static_for<2>([&](auto h) {
+      const __m256 dxh = _mm256_load_ps(dx + 8 * h);
+      static_for<kRowsPerPass>([&](auto i) {
+        float* out = acc_rows + kTokens * (kFirst + i) + 8 * h;
+        const __m256 dw = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + kD) + kFirst + i);
+        __m256 acc = _mm256_fmadd_ps(_mm256_mul_ps(dw, dxh), _mm256_cvtepi32_ps(i1[i][h]), _mm256_load_ps(out));
+        if constexpr (kDminT) {
+          const __m256 dm = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + kDmin) + kFirst + i);
+          acc = _mm256_fnmadd_ps(_mm256_mul_ps(dm, dxh), _mm256_cvtepi32_ps(i2[i][h]), acc);
+        }
+        _mm256_store_ps(out, acc);
+      });
+    });
   }
 };
 
 inline uint32_t u16_pair(int a, int b) {
   return static_cast<uint32_t>(static_cast<uint16_t>(a)) | (static_cast<uint32_t>(static_cast<uint16_t>(b)) << 16);
-}
-
-// A strip's row r (the last real one past n_rows), super-block b.
-inline const uint8_t* k_block(const StripArgs& a, int r, int64_t b, size_t block_bytes) {
-  return a.w + static_cast<size_t>(r < a.n_rows ? r : a.n_rows - 1) * a.w_stride + static_cast<size_t>(b) * block_bytes;
 }
 
 // The 16 rows of a token group over nb super-blocks of a K format
@@ -346,7 +368,7 @@ struct Q4KTiles {
   // Per row: the 8 scales as (sc, sc), then the mins as (m_2p, m_2p+1).
   using Panel = KPanel<12, true>;
   static constexpr int64_t kElems = kQK_K;
-  static constexpr int64_t kChunk = 2;  // a chunk's panel (10 / 11 KB) and a group's activations (9 KB) in L1
+  static constexpr int64_t kChunk = 2;  // a chunk's panel (10 KB) and a group's activations (9 KB) in L1
   static constexpr size_t kActBytes = Group::kBlockBytes, kPanelBytes = Panel::kBlockBytes;
   [[gnu::always_inline]] static void run(const uint8_t* group, const uint8_t* panel, int64_t nb, float* acc) {
     run_super_blocks<Q4KTiles>(group, panel, nb, acc);
@@ -358,7 +380,7 @@ struct Q4KTiles {
       uint8_t* pb = panel + static_cast<size_t>(b - b0) * Panel::kBlockBytes;
       uint16_t d[kRows], dmin[kRows];
       for (int r = 0; r < kRows; ++r) {
-        const uint8_t* blk = k_block(a, r, b, sizeof(BlockQ4_K));
+        const uint8_t* blk = strip_row(a, r) + static_cast<size_t>(b) * sizeof(BlockQ4_K);
         uint8_t* q = Panel::quants(pb, r);
         // Bytes 32c .. 32c + 31 of qs: sub-block 2c in the low nibbles, 2c + 1 in the high.
         for (int c = 0; c < 4; ++c) {
@@ -423,17 +445,7 @@ struct Q4KTiles {
         });
       });
     });
-    static_for<2>([&](auto h) {
-      const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(act + Group::kScales) + 8 * h);
-      static_for<kRowsPerPass>([&](auto i) {
-        float* out = acc_rows + kTokens * (kFirst + i) + 8 * h;
-        const __m256 dw = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + Panel::kD) + kFirst + i);
-        const __m256 dm = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + Panel::kDmin) + kFirst + i);
-        __m256 acc = _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum[i][h]), _mm256_load_ps(out));
-        acc = _mm256_fnmadd_ps(_mm256_mul_ps(dm, dx), _mm256_cvtepi32_ps(mins[i][h]), acc);
-        _mm256_store_ps(out, acc);
-      });
-    });
+    Panel::template update<kFirst>(pb, reinterpret_cast<const float*>(act + Group::kScales), isum, mins, acc_rows);
   }
 };
 
@@ -451,7 +463,7 @@ struct Q6KTiles {
   // Per row: the 16 scales as (sc, sc), then the offset words.
   using Panel = KPanel<24, false>;
   static constexpr int64_t kElems = kQK_K;
-  static constexpr int64_t kChunk = 2;  // a chunk's panel (10 / 11 KB) and a group's activations (9 KB) in L1
+  static constexpr int64_t kChunk = 2;  // a chunk's panel (11 KB) and a group's activations (9.5 KB) in L1
   static constexpr size_t kActBytes = Group::kBlockBytes, kPanelBytes = Panel::kBlockBytes;
   [[gnu::always_inline]] static void run(const uint8_t* group, const uint8_t* panel, int64_t nb, float* acc) {
     run_super_blocks<Q6KTiles>(group, panel, nb, acc);
@@ -463,7 +475,7 @@ struct Q6KTiles {
       uint8_t* pb = panel + static_cast<size_t>(b - b0) * Panel::kBlockBytes;
       uint16_t d[kRows];
       for (int r = 0; r < kRows; ++r) {
-        const uint8_t* blk = k_block(a, r, b, sizeof(BlockQ6_K));
+        const uint8_t* blk = strip_row(a, r) + static_cast<size_t>(b) * sizeof(BlockQ6_K);
         uint8_t* q = Panel::quants(pb, r);
         // blocks.h: half h, l = 0..31 - elements 128h + l + 32m take ql
         // byte l (m even) or l + 32 (m odd), low nibble (m < 2) or high,
@@ -529,14 +541,7 @@ struct Q6KTiles {
         });
       });
     });
-    static_for<2>([&](auto h) {
-      const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(act + Group::kScales) + 8 * h);
-      static_for<kRowsPerPass>([&](auto i) {
-        float* out = acc_rows + kTokens * (kFirst + i) + 8 * h;
-        const __m256 dw = _mm256_broadcast_ss(reinterpret_cast<const float*>(pb + Panel::kD) + kFirst + i);
-        _mm256_store_ps(out, _mm256_fmadd_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(isum[i][h]), _mm256_load_ps(out)));
-      });
-    });
+    Panel::template update<kFirst>(pb, reinterpret_cast<const float*>(act + Group::kScales), isum, isum, acc_rows);
   }
 };
 

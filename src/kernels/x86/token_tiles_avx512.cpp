@@ -40,6 +40,7 @@ namespace {
 constexpr int kBlock = 32;
 constexpr int kTokens = 16;  // tokens per group (lanes)
 constexpr int kRows = 16;    // weight rows per strip
+static_assert(kTokens == kTileGroupTokens && kRows == kTileStripRows);  // token_tile_walk.h
 // Per block of the strip's panel: the 16 rows' 32 unsigned quants, then
 // their scales (float).
 constexpr size_t kPanelScales = kRows * kBlock;
