@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3 python3-venv
   libpcre2-dev nlohmann-json3-dev libsqlite3-dev libcpp-httplib-dev libcli11-dev
-  libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev libsimde-dev
   clang libclang-rt-14-dev llvm
   qemu-user g++-aarch64-linux-gnu
 )

@@ -180,7 +180,10 @@ void fill_arm(KernelTable& t, CpuLevel level) {
   if (auto f = arm::arm_fp32_to_fp16_fn(level)) t.fp32_to_fp16_row = f;
 }
 
-enum class Variant { kScalar, kAvx2, kAvx2Vnni, kAvx512, kAvx512Amx, kNeon, kDotprod, kI8mm, kCount };
+// kAvx512Emulated: AVX-512 kernels built for AVX2 with SIMDe for the tests
+// on hosts without AVX-512 (KAZEIA_EMULATE_AVX512, cmake/KazeiaLayer.cmake);
+// never chosen to run a model.
+enum class Variant { kScalar, kAvx2, kAvx2Vnni, kAvx512, kAvx512Amx, kAvx512Emulated, kNeon, kDotprod, kI8mm, kCount };
 
 KernelTable build(Variant v) {
   KernelTable t;
@@ -222,6 +225,17 @@ KernelTable build(Variant v) {
       x86::fill_amx_kernels(t);
       break;
 #endif
+#if KAZEIA_AVX512_EMULATED
+    case Variant::kAvx512Emulated:
+      t.name = "avx512-emulated";
+      t.level = CpuLevel::kAvx512;
+#if KAZEIA_AVX512_EMULATED == 2
+      x86::fill_avx512_kernels(t);  // PARTIAL: the references' slots stay
+#endif
+      x86::fill_avx512_float_ops(t);
+      if (token_tiles_wanted()) x86::fill_avx512_token_tiles(t);
+      break;
+#endif
 #endif
     case Variant::kNeon:
     case Variant::kDotprod:
@@ -260,6 +274,9 @@ bool runnable(Variant v) {
 #if KAZEIA_AVX512_TABLES
     case Variant::kAvx512: return hw == CpuLevel::kAvx512;
     case Variant::kAvx512Amx: return hw == CpuLevel::kAvx512 && x86::amx_usable();
+#endif
+#if KAZEIA_AVX512_EMULATED
+    case Variant::kAvx512Emulated: return x86;  // AVX2, FMA, F16C, BMI2: what the emulation is built for
 #endif
 #endif
     case Variant::kNeon: return arm;

@@ -23,6 +23,8 @@ namespace {
 struct Avx2 {
   static constexpr int kRows = 8;
   static constexpr bool kVnni = false;
+  // Empty asm statements may pin a VI in a vector register (strip_kquants.h).
+  static constexpr bool kRegisterBarriers = true;
   // Q4_0 / Q8_0 / Q6_K decode without transposition (rows_*_avx2.h):
   // measured faster on AVX2-only cores; AvxVnni keeps the vpdpbusd strips.
   static constexpr bool kRowKernels = true;

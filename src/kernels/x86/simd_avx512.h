@@ -18,6 +18,13 @@ namespace {
 struct Avx512 {
   static constexpr int kRows = 16;  // rows per vector (one 32-bit lane each)
   static constexpr bool kVnni = true;
+  // Empty asm statements may pin a VI in a vector register (strip_kquants.h);
+  // not under the AVX2 emulation (avx512_emulation.h), whose VI is a struct.
+#if KAZEIA_AVX512_EMULATED
+  static constexpr bool kRegisterBarriers = false;
+#else
+  static constexpr bool kRegisterBarriers = true;
+#endif
   static constexpr bool kRowKernels = false;  // rows_*_avx2.h are AVX2 kernels
   using VI = __m512i;
   using VF = __m512;

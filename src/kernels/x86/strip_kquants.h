@@ -175,7 +175,7 @@ struct KCompute : ComputeBase<Isa> {
         }
         // Left alone, GCC sinks every unit's vpmulld to the end of the block
         // and spills the 16 unit sums and their scales to the stack.
-        asm("" : "+v"(isum[c]));
+        if constexpr (Isa::kRegisterBarriers) asm("" : "+v"(isum[c]));
       });
     }
   }
