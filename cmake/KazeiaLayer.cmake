@@ -60,15 +60,17 @@ if(CMAKE_BUILD_TYPE STREQUAL "Sanitize")
                  "AVX-512 ${KAZEIA_AVX512_TABLES} (host AVX-512: ${kazeia_host_avx512}, AVX-VNNI: ${kazeia_host_avxvnni})")
 endif()
 # -DKAZEIA_EMULATE_AVX512=PARTIAL|FULL|OFF: build AVX-512 kernels with AVX2
-# flags and src/kernels/x86/avx512_emulation.h (SIMDe, libsimde-dev) forced
-# in, as an extra table "avx512-emulated" the kernel tests compare with the
+# flags and src/kernels/x86/emulated_isa.h (SIMDe, libsimde-dev) forced in,
+# as an extra table "avx512-emulated" the kernel tests compare with the
 # references on a host without AVX-512 (the development and CI hosts have
 # been AVX2-only Zen 2 / Zen 3 guests; qemu 7.2 has no AVX-512). They
 # replace the real AVX-512 files (the two would define the same functions).
 #   PARTIAL: the hand-written AVX-512 code, token tiles and float ops (~15
 #            CPU-s to compile); the table's other slots are the references.
 #   FULL:    also the strip kernels (kernels_avx512.cpp, ~4-5 CPU-min
-#            emulated), so the table is the real one without AMX.
+#            emulated), so the table is the real one without AMX; and the
+#            AVX-VNNI table in place of the real one, "avx2+vnni-emulated"
+#            (kernels_avxvnni.cpp, vpdpbusd / vpdpwssd emulated).
 # Unset: PARTIAL in the sanitizer build of a host without AVX-512 when
 # SIMDe is installed, OFF otherwise.
 set(KAZEIA_EMULATE_AVX512 "" CACHE STRING "Emulated AVX-512 kernel table for tests: PARTIAL, FULL or OFF (unset: auto)")
@@ -93,14 +95,21 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
       message(FATAL_ERROR "KAZEIA_EMULATE_AVX512=${emulate} needs SIMDe (libsimde-dev; scripts/setup.sh installs it)")
     endif()
     set(KAZEIA_AVX512_TABLES 0)
-    message(STATUS "AVX-512 kernels emulated on AVX2 (${emulate}): table avx512-emulated")
+    if(KAZEIA_AVX512_EMULATED EQUAL 2)
+      set(KAZEIA_AVXVNNI_TABLES 0)
+    endif()
+    if(KAZEIA_AVX512_EMULATED EQUAL 2)
+      message(STATUS "AVX-512 and AVX-VNNI kernels emulated on AVX2 (FULL): tables avx512-emulated, avx2+vnni-emulated")
+    else()
+      message(STATUS "AVX-512 kernels emulated on AVX2 (PARTIAL): table avx512-emulated")
+    endif()
   endif()
 endif()
-# The files the emulation compiles (in place of the real AVX-512 build).
+# The files the emulation compiles (in place of the real ones).
 if(KAZEIA_AVX512_EMULATED EQUAL 2)
-  set(KAZEIA_EMULATED_AVX512_FILES "/(token_tiles|float_ops|kernels)_avx512\\.cpp$")
+  set(KAZEIA_EMULATED_FILES "/((token_tiles|float_ops|kernels)_avx512|kernels_avxvnni)\\.cpp$")
 else()
-  set(KAZEIA_EMULATED_AVX512_FILES "/(token_tiles|float_ops)_avx512\\.cpp$")
+  set(KAZEIA_EMULATED_FILES "/(token_tiles|float_ops)_avx512\\.cpp$")
 endif()
 # The x86 SIMD files (each built with its ISA's flags, kazeia_isa_flags).
 set(KAZEIA_X86_SIMD_FILES "_(avx2|avxvnni|avx512|amx)\\.cpp$")
@@ -122,6 +131,11 @@ function(kazeia_layer NAME)
   cmake_parse_arguments(L "" "" "DEPS;EXTRA_LIBS" ${ARGN})
   set(dir ${CMAKE_SOURCE_DIR}/src/${NAME})
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${dir}/*.cpp ${dir}/*.c)
+  set(emulated "")
+  if(KAZEIA_AVX512_EMULATED)
+    set(emulated ${srcs})
+    list(FILTER emulated INCLUDE REGEX "${KAZEIA_EMULATED_FILES}")
+  endif()
   # The sanitizer build leaves out the kernel tables the host cannot run
   # (KAZEIA_*_TABLES, above).
   if(NOT KAZEIA_AVX2_TABLES)
@@ -131,17 +145,13 @@ function(kazeia_layer NAME)
     list(FILTER srcs EXCLUDE REGEX "_avxvnni\\.cpp$")
   endif()
   if(NOT KAZEIA_AVX512_TABLES)
-    set(emulated ${srcs})
-    list(FILTER emulated INCLUDE REGEX "${KAZEIA_EMULATED_AVX512_FILES}")
     list(FILTER srcs EXCLUDE REGEX "_(avx512|amx)\\.cpp$")
-    if(KAZEIA_AVX512_EMULATED)
-      list(APPEND srcs ${emulated})
-    endif()
   endif()
+  list(APPEND srcs ${emulated})
   if(KAZEIA_SIMD_OBJECTS_DIR AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
     set(kept "")
     foreach(s ${srcs})
-      if(s MATCHES "${KAZEIA_X86_SIMD_FILES}" AND NOT (KAZEIA_AVX512_EMULATED AND s MATCHES "_avx512\\.cpp$"))
+      if(s MATCHES "${KAZEIA_X86_SIMD_FILES}" AND NOT (KAZEIA_AVX512_EMULATED AND s MATCHES "${KAZEIA_EMULATED_FILES}"))
         # Where the release build (Ninja, same tree) puts the object.
         file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR}/src ${s})
         set(target_path src/CMakeFiles/kz_${NAME}.dir/${rel}.o)
@@ -203,12 +213,12 @@ function(kazeia_isa_flags target srcs)
     foreach(s ${srcs})
       if(s MATCHES "_avx2\\.cpp$")
         set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;${KAZEIA_SIMD_SANITIZE_OPT}")
-      elseif(s MATCHES "_avx512\\.cpp$" AND KAZEIA_AVX512_EMULATED)
+      elseif(KAZEIA_AVX512_EMULATED AND s MATCHES "${KAZEIA_EMULATED_FILES}")
         # SIMDE_NO_INLINE: SIMDe's functions out of line (kernels_avx512.cpp
         # at GCC -O1: 199 s; with them forced inline into the flattened
         # strips, 455 s).
         set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS
-          "-mavx2;-mfma;-mf16c;-mbmi2;-Wno-psabi;-DSIMDE_NO_INLINE;-include;${CMAKE_SOURCE_DIR}/src/kernels/x86/avx512_emulation.h;${KAZEIA_SIMD_SANITIZE_OPT}")
+          "-mavx2;-mfma;-mf16c;-mbmi2;-Wno-psabi;-DSIMDE_NO_INLINE;-include;${CMAKE_SOURCE_DIR}/src/kernels/x86/emulated_isa.h;${KAZEIA_SIMD_SANITIZE_OPT}")
       elseif(s MATCHES "_avx512\\.cpp$")
         set_source_files_properties(${s} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;${KAZEIA_SIMD_SANITIZE_OPT}")
       elseif(s MATCHES "_amx\\.cpp$")

@@ -180,10 +180,12 @@ void fill_arm(KernelTable& t, CpuLevel level) {
   if (auto f = arm::arm_fp32_to_fp16_fn(level)) t.fp32_to_fp16_row = f;
 }
 
-// kAvx512Emulated: AVX-512 kernels built for AVX2 with SIMDe for the tests
-// on hosts without AVX-512 (KAZEIA_EMULATE_AVX512, cmake/KazeiaLayer.cmake);
+// k*Emulated: AVX-512 / AVX-VNNI kernels built for AVX2 with SIMDe for the
+// tests on hosts without them (KAZEIA_EMULATE_AVX512, cmake/KazeiaLayer.cmake);
 // never chosen to run a model.
-enum class Variant { kScalar, kAvx2, kAvx2Vnni, kAvx512, kAvx512Amx, kAvx512Emulated, kNeon, kDotprod, kI8mm, kCount };
+enum class Variant {
+  kScalar, kAvx2, kAvx2Vnni, kAvx512, kAvx512Amx, kAvx512Emulated, kAvx2VnniEmulated, kNeon, kDotprod, kI8mm, kCount
+};
 
 KernelTable build(Variant v) {
   KernelTable t;
@@ -236,6 +238,16 @@ KernelTable build(Variant v) {
       if (token_tiles_wanted()) x86::fill_avx512_token_tiles(t);
       break;
 #endif
+#if KAZEIA_AVX512_EMULATED == 2
+    case Variant::kAvx2VnniEmulated:
+      t.name = "avx2+vnni-emulated";
+      t.level = CpuLevel::kAvx2;
+      x86::fill_avxvnni_kernels(t);
+#if KAZEIA_AVX2_TABLES
+      x86::fill_avx2_float_ops(t);
+#endif
+      break;
+#endif
 #endif
     case Variant::kNeon:
     case Variant::kDotprod:
@@ -277,6 +289,9 @@ bool runnable(Variant v) {
 #endif
 #if KAZEIA_AVX512_EMULATED
     case Variant::kAvx512Emulated: return x86;  // AVX2, FMA, F16C, BMI2: what the emulation is built for
+#endif
+#if KAZEIA_AVX512_EMULATED == 2
+    case Variant::kAvx2VnniEmulated: return x86;
 #endif
 #endif
     case Variant::kNeon: return arm;

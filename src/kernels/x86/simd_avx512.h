@@ -19,7 +19,7 @@ struct Avx512 {
   static constexpr int kRows = 16;  // rows per vector (one 32-bit lane each)
   static constexpr bool kVnni = true;
   // Empty asm statements may pin a VI in a vector register (strip_kquants.h);
-  // not under the AVX2 emulation (avx512_emulation.h), whose VI is a struct.
+  // not under the AVX2 emulation (emulated_isa.h), whose VI is a struct.
 #if KAZEIA_AVX512_EMULATED
   static constexpr bool kRegisterBarriers = false;
 #else

@@ -1,11 +1,11 @@
-// AVX-512 intrinsics on an AVX2 CPU, for testing only: with
-// -DKAZEIA_EMULATE_AVX512=ON the *_avx512.cpp files are compiled with AVX2
-// flags and this header forced in first (-include), so the AVX-512 table's
-// kernels run, slowly, on a host without AVX-512 and the kernel tests compare
-// them with the scalar references like every other table. Without it the
-// AVX-512 kernels were tested only on AVX-512 hosts, and the development and
-// CI hosts have been AVX2-only for months (Zen 2 / Zen 3 guests; qemu 7.2 has
-// no AVX-512 either).
+// AVX-512 and AVX-VNNI intrinsics on an AVX2 CPU, for testing only: with
+// -DKAZEIA_EMULATE_AVX512=PARTIAL|FULL (cmake/KazeiaLayer.cmake) the
+// *_avx512.cpp files (FULL: also kernels_avxvnni.cpp) are compiled with AVX2
+// flags and this header forced in first (-include), so their kernels run,
+// slowly, on a host without those instructions, and the kernel tests compare
+// them with the scalar references like every other table. Without it they
+// were tested only on hosts that have them, and the development and CI hosts
+// have been AVX2-only for months (Zen 2 / Zen 3 guests; qemu 7.2 has neither).
 //
 // SIMDe (libsimde-dev) supplies most intrinsics under their Intel names
 // (SIMDE_ENABLE_NATIVE_ALIASES); the ones its 0.7.4 lacks are below, written
@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace kazeia_avx512_emulation {
+namespace kazeia_emulated_isa {
 
 // SIMDe's lanes are vector-extension elements under clang: no addresses.
 template <class T>
@@ -208,57 +208,62 @@ inline int64_t reduce_add_epi64(simde__m512i a) {  // wrapping, as the hardware'
   return static_cast<int64_t>(s);
 }
 
-}  // namespace kazeia_avx512_emulation
+}  // namespace kazeia_emulated_isa
 
 // The Intel names SIMDe 0.7.4 does not alias. Immediates stay arguments:
 // nothing here needs them as constants.
 #undef _mm512_cvtepi32_ps
-#define _mm512_cvtepi32_ps kazeia_avx512_emulation::cvtepi32_ps
+#define _mm512_cvtepi32_ps kazeia_emulated_isa::cvtepi32_ps
 #undef _mm512_cvttps_epi32
-#define _mm512_cvttps_epi32 kazeia_avx512_emulation::cvttps_epi32
+#define _mm512_cvttps_epi32 kazeia_emulated_isa::cvttps_epi32
 #undef _mm512_cvtps_epi32
-#define _mm512_cvtps_epi32 kazeia_avx512_emulation::cvtps_epi32
+#define _mm512_cvtps_epi32 kazeia_emulated_isa::cvtps_epi32
 #undef _mm512_cvtps_ph
-#define _mm512_cvtps_ph kazeia_avx512_emulation::cvtps_ph
+#define _mm512_cvtps_ph kazeia_emulated_isa::cvtps_ph
 #undef _mm512_srai_epi32
-#define _mm512_srai_epi32 kazeia_avx512_emulation::srai_epi32
+#define _mm512_srai_epi32 kazeia_emulated_isa::srai_epi32
 #undef _mm512_cvtph_ps
-#define _mm512_cvtph_ps kazeia_avx512_emulation::cvtph_ps
+#define _mm512_cvtph_ps kazeia_emulated_isa::cvtph_ps
 #undef _mm512_cvtps_pd
-#define _mm512_cvtps_pd kazeia_avx512_emulation::cvtps_pd
+#define _mm512_cvtps_pd kazeia_emulated_isa::cvtps_pd
 #undef _mm512_cvtepi32_epi16
-#define _mm512_cvtepi32_epi16 kazeia_avx512_emulation::cvtepi32_epi16
+#define _mm512_cvtepi32_epi16 kazeia_emulated_isa::cvtepi32_epi16
 #undef _mm512_cvtepu16_epi32
-#define _mm512_cvtepu16_epi32 kazeia_avx512_emulation::cvtepu16_epi32
+#define _mm512_cvtepu16_epi32 kazeia_emulated_isa::cvtepu16_epi32
 #undef _mm512_cvtss_f32
-#define _mm512_cvtss_f32 kazeia_avx512_emulation::cvtss_f32
+#define _mm512_cvtss_f32 kazeia_emulated_isa::cvtss_f32
 #undef _mm512_extractf32x8_ps
-#define _mm512_extractf32x8_ps kazeia_avx512_emulation::extractf32x8_ps
+#define _mm512_extractf32x8_ps kazeia_emulated_isa::extractf32x8_ps
 #undef _mm512_shuffle_f32x4
-#define _mm512_shuffle_f32x4 kazeia_avx512_emulation::shuffle_f32x4
+#define _mm512_shuffle_f32x4 kazeia_emulated_isa::shuffle_f32x4
 #undef _mm512_i32gather_epi32
-#define _mm512_i32gather_epi32 kazeia_avx512_emulation::i32gather_epi32
+#define _mm512_i32gather_epi32 kazeia_emulated_isa::i32gather_epi32
 #undef _mm512_mask_i32gather_epi32
-#define _mm512_mask_i32gather_epi32 kazeia_avx512_emulation::mask_i32gather_epi32
+#define _mm512_mask_i32gather_epi32 kazeia_emulated_isa::mask_i32gather_epi32
 #undef _mm512_maskz_loadu_epi32
-#define _mm512_maskz_loadu_epi32 kazeia_avx512_emulation::maskz_loadu_epi32
+#define _mm512_maskz_loadu_epi32 kazeia_emulated_isa::maskz_loadu_epi32
 #undef _mm512_maskz_loadu_ps
-#define _mm512_maskz_loadu_ps kazeia_avx512_emulation::maskz_loadu_ps
+#define _mm512_maskz_loadu_ps kazeia_emulated_isa::maskz_loadu_ps
 #undef _mm512_mask_storeu_ps
-#define _mm512_mask_storeu_ps kazeia_avx512_emulation::mask_storeu_ps
+#define _mm512_mask_storeu_ps kazeia_emulated_isa::mask_storeu_ps
 #undef _mm512_stream_ps
-#define _mm512_stream_ps kazeia_avx512_emulation::stream_ps
+#define _mm512_stream_ps kazeia_emulated_isa::stream_ps
 #undef _mm256_maskz_loadu_ps
-#define _mm256_maskz_loadu_ps kazeia_avx512_emulation::maskz_loadu_ps_256
+#define _mm256_maskz_loadu_ps kazeia_emulated_isa::maskz_loadu_ps_256
 #undef _mm256_maskz_loadu_epi16
-#define _mm256_maskz_loadu_epi16 kazeia_avx512_emulation::maskz_loadu_epi16_256
+#define _mm256_maskz_loadu_epi16 kazeia_emulated_isa::maskz_loadu_epi16_256
 #undef _mm256_mask_storeu_epi16
-#define _mm256_mask_storeu_epi16 kazeia_avx512_emulation::mask_storeu_epi16_256
+#define _mm256_mask_storeu_epi16 kazeia_emulated_isa::mask_storeu_epi16_256
 #undef _mm512_reduce_max_ps
-#define _mm512_reduce_max_ps kazeia_avx512_emulation::reduce_max_ps
+#define _mm512_reduce_max_ps kazeia_emulated_isa::reduce_max_ps
 #undef _mm512_reduce_max_epu32
-#define _mm512_reduce_max_epu32 kazeia_avx512_emulation::reduce_max_epu32
+#define _mm512_reduce_max_epu32 kazeia_emulated_isa::reduce_max_epu32
 #undef _mm512_reduce_min_epu32
-#define _mm512_reduce_min_epu32 kazeia_avx512_emulation::reduce_min_epu32
+#define _mm512_reduce_min_epu32 kazeia_emulated_isa::reduce_min_epu32
 #undef _mm512_reduce_add_epi64
-#define _mm512_reduce_add_epi64 kazeia_avx512_emulation::reduce_add_epi64
+#define _mm512_reduce_add_epi64 kazeia_emulated_isa::reduce_add_epi64
+// AVX-VNNI's VEX forms compute what AVX512-VNNI's 256-bit ones do.
+#undef _mm256_dpbusd_avx_epi32
+#define _mm256_dpbusd_avx_epi32 simde_mm256_dpbusd_epi32
+#undef _mm256_dpwssd_avx_epi32
+#define _mm256_dpwssd_avx_epi32 simde_mm256_dpwssd_epi32
