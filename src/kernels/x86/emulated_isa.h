@@ -34,6 +34,14 @@ inline void store(void* p, T v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// A float -> int32 conversion as AVX2's on each half.
+template <class Convert>
+inline simde__m512i convert_halves(simde__m512 a, Convert convert) {
+  simde__m512_private p = simde__m512_to_private(a);
+  simde__m512i_private r;
+  for (int i = 0; i < 2; ++i) r.m256i[i] = convert(p.m256[i]);
+  return simde__m512i_from_private(r);
+}
 
 inline simde__m512 cvtepi32_ps(simde__m512i a) {
   simde__m512i_private p = simde__m512i_to_private(a);
@@ -44,18 +52,12 @@ inline simde__m512 cvtepi32_ps(simde__m512i a) {
 
 // Truncation toward zero; NaN and out-of-range give INT32_MIN (as vcvttps2dq).
 inline simde__m512i cvttps_epi32(simde__m512 a) {
-  simde__m512_private p = simde__m512_to_private(a);
-  simde__m512i_private r;
-  for (int i = 0; i < 2; ++i) r.m256i[i] = _mm256_cvttps_epi32(p.m256[i]);
-  return simde__m512i_from_private(r);
+  return convert_halves(a, [](__m256 h) { return _mm256_cvttps_epi32(h); });
 }
 
 // Rounded by the current mode (nearest); NaN and out-of-range give INT32_MIN.
 inline simde__m512i cvtps_epi32(simde__m512 a) {
-  simde__m512_private p = simde__m512_to_private(a);
-  simde__m512i_private r;
-  for (int i = 0; i < 2; ++i) r.m256i[i] = _mm256_cvtps_epi32(p.m256[i]);
-  return simde__m512i_from_private(r);
+  return convert_halves(a, [](__m256 h) { return _mm256_cvtps_epi32(h); });
 }
 
 inline simde__m512i srai_epi32(simde__m512i a, int n) {
