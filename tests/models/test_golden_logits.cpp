@@ -15,6 +15,7 @@
 #include "base/thread_pool.h"
 #include "common/test_data.h"
 #include "format/gguf.h"
+#include "kernels/dispatch.h"
 #include "models/model.h"
 #include "models/shared_test_model.h"
 #include "runtime/sampler.h"
@@ -221,6 +222,29 @@ TEST_F(GoldenLogits, QuantizedModels) {
   check_against_golden("qwen3-kq-q4_k_m.gguf", "qwen3-kq-q4_k_m.code", {1e-3, 8, 33});
   check_against_golden("qwen3-kq-q5_k_m.gguf", "qwen3-kq-q5_k_m.code", {1e-3, 8, 34});
   check_against_golden("qwen3-kq-q6_k.gguf", "qwen3-kq-q6_k.code", {1e-3, 8, 137});
+}
+
+// The checks above run the active kernel table. Here the tiny models run on
+// every other table this build and CPU have: the scalar references, and in
+// the sanitizer build of a host without AVX-512 the emulated AVX-512 token
+// tiles and float ops (KAZEIA_EMULATE_AVX512; FULL: every AVX-512 and
+// AVX-VNNI kernel). F32 and the 32-element formats give the reference's
+// logits on every table (17 tokens: past every table's token-tile cut).
+TEST_F(GoldenLogits, EveryKernelTableMatchesTheReference) {
+  struct Restore {
+    ~Restore() { kernels::set_active_kernels_override(nullptr); }
+  } restore;
+  const kernels::KernelTable* active = &kernels::active_kernels();
+  for (const kernels::KernelTable* table : kernels::available_kernel_tables()) {
+    if (table == active) continue;
+    SCOPED_TRACE(table->name);
+    kernels::set_active_kernels_override(table);
+    check_against_golden("qwen3-tiny-f32.gguf", "qwen3-tiny-f32.fr17", {1e-4, 10});
+    check_against_golden("qwen35-tiny-f32.gguf", "qwen35-tiny-f32.fr17", {1e-4, 10});
+    for (const char* m : {"qwen3-tiny-q4_0", "qwen35-tiny-q4_0"})
+      check_against_golden(std::string(m) + ".gguf", std::string(m) + ".fr17", {1e-3, 9});
+    check_against_golden("qwen35-chat-q8_0.gguf", "qwen35-chat-q8_0.fr17", {1e-3, 9});
+  }
 }
 
 // A shared F32 model with its `code200` golden and that prompt's tokens.
