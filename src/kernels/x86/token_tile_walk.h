@@ -12,7 +12,9 @@
 // nothing else runs.
 //
 // F: the format - kElems (elements per block), kChunk (blocks per chunk),
-// kActBytes (a group's bytes per block), pack(a, b0, b1, panel).
+// kActBytes (a group's bytes per block), kPanelBytes (the panel's bytes per
+// block), pack(a, b0, b1, panel), Group::bytes and Group::build (the
+// activation groups: WeightKernels::tile_group_bytes, tile_acts).
 // run(group, panel, n_blocks, g, first, last): token group g over the
 // chunk's n_blocks blocks (group and panel at the chunk's first block);
 // first / last: the row's first / last chunk.
@@ -71,6 +73,18 @@ size_t token_tile_scratch_bytes(int64_t n_in, int64_t n_tokens) {
                           ? static_cast<size_t>((n_tokens + kTileGroupTokens - 1) / kTileGroupTokens) * kTileStripRows * kTileGroupTokens
                           : 0;
   return static_cast<size_t>(chunk) * F::kPanelBytes + accs * sizeof(float);
+}
+
+// A format's slots in a kernel table: its strip, activation groups and
+// scratch (kAccsAlways as token_tile_scratch_bytes); tile_above and
+// tile_rest_max stay the caller's.
+template <class F, bool kAccsAlways>
+void set_token_tiles(WeightKernels& k, StripFn strip, const char* isa) {
+  k.tile_strip = strip;
+  k.tile_group_bytes = &F::Group::bytes;
+  k.tile_acts = &F::Group::build;
+  k.tile_scratch_bytes = &token_tile_scratch_bytes<F, kAccsAlways>;
+  k.tile_isa = isa;
 }
 
 }  // namespace

@@ -318,6 +318,9 @@ struct KPanel {
   static const uint8_t* ints(const uint8_t* pb, int r, int word) {
     return pb + kInts + static_cast<size_t>(r) * 4 * kIntWords + 4 * word;
   }
+  static void put_ints(uint8_t* pb, int r, const uint32_t (&words)[kIntWords]) {
+    std::memcpy(pb + kInts + static_cast<size_t>(r) * sizeof(words), words, sizeof(words));
+  }
   // The rows' fp16 d (and dmin) as floats.
   static void put_scales(uint8_t* pb, const uint16_t* d, const uint16_t* dmin) {
     store_row_scales(d, pb + kD);
@@ -393,7 +396,7 @@ struct Q4KTiles {
         uint32_t words[Panel::kIntWords];
         for (int s = 0; s < 8; ++s) words[s] = u16_pair(sc[s], sc[s]);
         for (int p = 0; p < 4; ++p) words[8 + p] = u16_pair(m[2 * p], m[2 * p + 1]);
-        std::memcpy(pb + Panel::kInts + static_cast<size_t>(r) * sizeof(words), words, sizeof(words));
+        Panel::put_ints(pb, r, words);
         std::memcpy(&d[r], blk, 2);
         std::memcpy(&dmin[r], blk + 2, 2);
       }
@@ -498,7 +501,7 @@ struct Q6KTiles {
         uint32_t words[Panel::kIntWords];
         for (int u = 0; u < 16; ++u) words[u] = u16_pair(sc[u], sc[u]);
         for (int p = 0; p < 8; ++p) words[16 + p] = u16_pair(-32 * sc[2 * p], -32 * sc[2 * p + 1]);
-        std::memcpy(pb + Panel::kInts + static_cast<size_t>(r) * sizeof(words), words, sizeof(words));
+        Panel::put_ints(pb, r, words);
         std::memcpy(&d[r], blk + offsetof(BlockQ6_K, d), 2);
       }
       Panel::put_scales(pb, d, nullptr);
@@ -566,14 +569,6 @@ template <class F>
   if (stream) _mm_sfence();  // visible to whoever reads y after this returns
 }
 
-template <class F>
-void set_tiles(WeightKernels& k) {
-  k.tile_strip = &token_tile_strip<F>;
-  k.tile_group_bytes = &F::Group::bytes;
-  k.tile_acts = &F::Group::build;
-  k.tile_scratch_bytes = &token_tile_scratch_bytes<F, true>;
-  k.tile_isa = "avx2";
-}
 
 }  // namespace
 
@@ -582,9 +577,9 @@ void fill_avx2_token_tiles(KernelTable& table) {
     WeightKernels& k = table.weights[static_cast<int>(type)];
     const bool q4 = type == TensorType::Q4_0;
     if (q4) {
-      set_tiles<LegacyTiles<true>>(k);
+      set_token_tiles<LegacyTiles<true>, true>(k, &token_tile_strip<LegacyTiles<true>>, "avx2");
     } else {
-      set_tiles<LegacyTiles<false>>(k);
+      set_token_tiles<LegacyTiles<false>, true>(k, &token_tile_strip<LegacyTiles<false>>, "avx2");
     }
     // Where the tiles start to win against the strips (Qwen3-0.6B, 2
     // threads, kazeia bench -p N, KAZEIA_TOKEN_TILES=1 / 0 t/s). Against
@@ -604,7 +599,7 @@ void fill_avx2_token_tiles(KernelTable& table) {
     k.tile_rest_max = 8;
   }
   WeightKernels& k = table.weights[static_cast<int>(TensorType::Q4_K)];
-  set_tiles<Q4KTiles>(k);
+  set_token_tiles<Q4KTiles, true>(k, &token_tile_strip<Q4KTiles>, "avx2");
   // Against the runner's panels (1 thread, 1024 x 3072, Zen 3, kernel_ab
   // per-pair medians, tiles / panels): 16 tokens 1.02, 24 (a padded group)
   // 1.19, 32 0.95, 64 0.84, 128 0.84-0.89, 512 0.82 - the panels run
@@ -613,7 +608,7 @@ void fill_avx2_token_tiles(KernelTable& table) {
   k.tile_above = 24;
   k.tile_rest_max = 8;
   WeightKernels& k6 = table.weights[static_cast<int>(TensorType::Q6_K)];
-  set_tiles<Q6KTiles>(k6);
+  set_token_tiles<Q6KTiles, true>(k6, &token_tile_strip<Q6KTiles>, "avx2");
   // Against the row kernels' groups of 4 (up to 12 tokens) and the
   // runner's panels (1 thread, 1024 x 3072, Zen 3, kernel_ab per-pair
   // medians, tiles / strips): 8 tokens (a padded group) 1.57, 12 0.93, 16

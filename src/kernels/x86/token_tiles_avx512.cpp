@@ -125,8 +125,9 @@ template <bool kQ4, int kFirst, int kN>
 // blocks, chunks of 32.
 template <bool kQ4>
 struct LegacyTiles {
+  using Group = x86::Group<kQ4>;
   static constexpr int64_t kElems = kBlock;
-  static constexpr size_t kActBytes = Group<kQ4>::kBlockBytes, kPanelBytes = kPanelBlockBytes;
+  static constexpr size_t kActBytes = Group::kBlockBytes, kPanelBytes = kPanelBlockBytes;
   static constexpr int64_t kChunk = 32;
   static void pack(const StripArgs& a, int64_t b0, int64_t b1, uint8_t* panel) { pack_panel<kQ4>(a, b0, b1, panel); }
   // Rows kFirst .. kFirst + 7 of a token group over nb blocks.
@@ -185,12 +186,11 @@ void fill_avx512_token_tiles(KernelTable& table) {
   for (TensorType type : {TensorType::Q4_0, TensorType::Q8_0}) {
     WeightKernels& k = table.weights[static_cast<int>(type)];
     const bool q4 = type == TensorType::Q4_0;
-    k.tile_strip = q4 ? &token_tile_strip<LegacyTiles<true>> : &token_tile_strip<LegacyTiles<false>>;
-    k.tile_group_bytes = q4 ? &Group<true>::bytes : &Group<false>::bytes;
-    k.tile_acts = q4 ? &Group<true>::build : &Group<false>::build;
-    k.tile_scratch_bytes =
-        q4 ? &token_tile_scratch_bytes<LegacyTiles<true>, false> : &token_tile_scratch_bytes<LegacyTiles<false>, false>;
-    k.tile_isa = "avx512";
+    if (q4) {
+      set_token_tiles<LegacyTiles<true>, false>(k, &token_tile_strip<LegacyTiles<true>>, "avx512");
+    } else {
+      set_token_tiles<LegacyTiles<false>, false>(k, &token_tile_strip<LegacyTiles<false>>, "avx512");
+    }
     // Where the tiles start to win (Qwen3-0.6B, 2 threads, kazeia bench -p N,
     // 2 alternating rounds, tiles / rows-in-lanes t/s): Q4_0 10 tokens
     // 181 / 168 and 199 / 172, 12 a tie; Q8_0 (twice the bytes to unpack) 10
