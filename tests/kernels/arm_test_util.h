@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -70,12 +71,19 @@ inline void fill_random(std::vector<uint8_t>& bytes, std::mt19937& rng) {
 
 // A row of nb weight blocks of `type` with random quants (and, for the
 // K-quants, random 6-bit / 8-bit sub-block scales and mins), and every fp16
-// scale set to 2^-3: products and sums of the dot product are then exact
-// in float. Q6_K sub-block scales are kept in [-32, 31] so the largest
-// partial sums stay well inside float's 24-bit integer range.
+// scale (and Q4_1 / Q5_1 offset m) set to 2^-3: products and sums of the dot
+// product are then exact in float. Q6_K sub-block scales are kept in
+// [-32, 31] so the largest partial sums stay well inside float's 24-bit
+// integer range.
+inline bool is_k_quant(TensorType type) {
+  return type == TensorType::Q4_K || type == TensorType::Q5_K || type == TensorType::Q6_K;
+}
+// Q4_1 / Q5_1 take Q8_1 activations (with s = d * sum(q)).
+inline bool takes_q8_1(TensorType type) { return type == TensorType::Q4_1 || type == TensorType::Q5_1; }
+
 inline std::vector<uint8_t> exact_weight_row(TensorType type, int64_t nb, uint32_t seed) {
   std::mt19937 rng(seed);
-  const bool k_quant = type == TensorType::Q4_K || type == TensorType::Q6_K;
+  const bool k_quant = is_k_quant(type);
   const size_t block = type_row_bytes(type, k_quant ? kQK_K : kQK);
   std::vector<uint8_t> row(block * static_cast<size_t>(nb));
   fill_random(row, rng);
@@ -85,9 +93,22 @@ inline std::vector<uint8_t> exact_weight_row(TensorType type, int64_t nb, uint32
     switch (type) {
       case TensorType::Q4_0: store(row, at + offsetof(BlockQ4_0, d), d); break;
       case TensorType::Q8_0: store(row, at + offsetof(BlockQ8_0, d), d); break;
+      case TensorType::Q5_0: store(row, at + offsetof(BlockQ5_0, d), d); break;
+      case TensorType::Q4_1:
+        store(row, at + offsetof(BlockQ4_1, d), d);
+        store(row, at + offsetof(BlockQ4_1, m), d);
+        break;
+      case TensorType::Q5_1:
+        store(row, at + offsetof(BlockQ5_1, d), d);
+        store(row, at + offsetof(BlockQ5_1, m), d);
+        break;
       case TensorType::Q4_K:
         store(row, at + offsetof(BlockQ4_K, d), d);
         store(row, at + offsetof(BlockQ4_K, dmin), d);
+        break;
+      case TensorType::Q5_K:
+        store(row, at + offsetof(BlockQ5_K, d), d);
+        store(row, at + offsetof(BlockQ5_K, dmin), d);
         break;
       case TensorType::Q6_K:
         for (int s = 0; s < 16; ++s) {
@@ -102,13 +123,30 @@ inline std::vector<uint8_t> exact_weight_row(TensorType type, int64_t nb, uint32
   return row;
 }
 
-// An activation row for `type`'s vec-dot type (Q8_0 or Q8_K) with random
-// quants over the full int8 range (-128 included) and d = 2^-5; Q8_K bsums
-// are filled consistently.
+// An activation row for `type`'s vec-dot type (Q8_0, Q8_1 or Q8_K) with
+// random quants over the full int8 range (-128 included) and d = 2^-5; Q8_K
+// bsums are filled consistently, and Q8_1's s = d * sum(q), exact in fp16
+// while |sum(q)| <= 2048 (a block past that is drawn again).
 inline std::vector<uint8_t> exact_activation_row(TensorType weight_type, int64_t nb,
                                                  uint32_t seed) {
   std::mt19937 rng(seed);
-  const bool k_quant = weight_type == TensorType::Q4_K || weight_type == TensorType::Q6_K;
+  const bool k_quant = is_k_quant(weight_type);
+  if (takes_q8_1(weight_type)) {
+    std::vector<uint8_t> row(sizeof(ref::BlockQ8_1) * static_cast<size_t>(nb));
+    std::uniform_int_distribution<int> q(-128, 127);
+    for (int64_t ib = 0; ib < nb; ++ib) {
+      ref::BlockQ8_1 b;
+      int sum = 0;
+      do {
+        sum = 0;
+        for (auto& v : b.qs) sum += v = static_cast<int8_t>(q(rng));
+      } while (std::abs(sum) > 2048);
+      b.d = half_pow2(-5);
+      b.s = fp32_to_fp16(std::ldexp(static_cast<float>(sum), -5));
+      std::memcpy(row.data() + sizeof(b) * static_cast<size_t>(ib), &b, sizeof(b));
+    }
+    return row;
+  }
   if (!k_quant) {
     std::vector<uint8_t> row(sizeof(BlockQ8_0) * static_cast<size_t>(nb));
     fill_random(row, rng);
@@ -136,8 +174,21 @@ inline std::vector<uint8_t> exact_activation_row(TensorType weight_type, int64_t
 inline double exact_dot(TensorType type, const uint8_t* w, const uint8_t* x, int64_t n) {
   std::vector<float> wf(static_cast<size_t>(n));
   std::vector<float> xf(static_cast<size_t>(n));
-  const TensorType x_type =
-      (type == TensorType::Q4_K || type == TensorType::Q6_K) ? TensorType::Q8_K : TensorType::Q8_0;
+  // Q8_1's values are d * q (s only carries the weights' offsets).
+  const TensorType x_type = is_k_quant(type) ? TensorType::Q8_K : TensorType::Q8_0;
+  std::vector<uint8_t> x_q8_0;
+  if (takes_q8_1(type)) {
+    for (int64_t ib = 0; ib < n / kQK; ++ib) {
+      ref::BlockQ8_1 b;
+      std::memcpy(&b, x + sizeof(b) * static_cast<size_t>(ib), sizeof(b));
+      BlockQ8_0 c;
+      c.d = b.d;
+      std::memcpy(c.qs, b.qs, sizeof(c.qs));
+      const auto* bytes = reinterpret_cast<const uint8_t*>(&c);
+      x_q8_0.insert(x_q8_0.end(), bytes, bytes + sizeof(c));
+    }
+    x = x_q8_0.data();
+  }
   EXPECT_TRUE(dequantize_row(type, w, wf.data(), n).ok());
   EXPECT_TRUE(dequantize_row(x_type, x, xf.data(), n).ok());
   double sum = 0;

@@ -67,8 +67,12 @@ VecDotFn arm_vec_dot_fn(TensorType type, CpuLevel level) {
   if (at_least(level, CpuLevel::kDotprod)) {
     switch (type) {
       case TensorType::Q4_0: return dotprod::vec_dot_q4_0;
+      case TensorType::Q4_1: return dotprod::vec_dot_q4_1;
+      case TensorType::Q5_0: return dotprod::vec_dot_q5_0;
+      case TensorType::Q5_1: return dotprod::vec_dot_q5_1;
       case TensorType::Q8_0: return dotprod::vec_dot_q8_0;
       case TensorType::Q4_K: return dotprod::vec_dot_q4_K;
+      case TensorType::Q5_K: return dotprod::vec_dot_q5_K;
       case TensorType::Q6_K: return dotprod::vec_dot_q6_K;
       default: break;  // the NEON versions below
     }
@@ -79,8 +83,12 @@ VecDotFn arm_vec_dot_fn(TensorType type, CpuLevel level) {
       case TensorType::F16: return neon::vec_dot_f16;
       case TensorType::BF16: return neon::vec_dot_bf16;
       case TensorType::Q4_0: return neon::vec_dot_q4_0;
+      case TensorType::Q4_1: return neon::vec_dot_q4_1;
+      case TensorType::Q5_0: return neon::vec_dot_q5_0;
+      case TensorType::Q5_1: return neon::vec_dot_q5_1;
       case TensorType::Q8_0: return neon::vec_dot_q8_0;
       case TensorType::Q4_K: return neon::vec_dot_q4_K;
+      case TensorType::Q5_K: return neon::vec_dot_q5_K;
       case TensorType::Q6_K: return neon::vec_dot_q6_K;
       default: break;
     }

@@ -8,10 +8,10 @@
 // so dispatch code may call these unconditionally.
 //
 // What exists, by level (a higher level also offers everything below it):
-//   neon:    dots F32, F16, BF16; Q4_0, Q8_0 (x Q8_0), Q4_K, Q6_K (x Q8_K)
-//            with widening 8-bit multiplies; activation quantizers
-//            Q8_0, Q8_1, Q8_K
-//   dotprod: Q4_0, Q8_0, Q4_K, Q6_K with SDOT (vdotq_s32)
+//   neon:    dots F32, F16, BF16; Q4_0, Q5_0, Q8_0 (x Q8_0), Q4_1, Q5_1
+//            (x Q8_1), Q4_K, Q5_K, Q6_K (x Q8_K) with widening 8-bit
+//            multiplies; activation quantizers Q8_0, Q8_1, Q8_K
+//   dotprod: the same quantized dots with SDOT (vdotq_s32)
 //   i8mm:    2-row x 2-token tiles for Q8_0 and Q4_0 with SMMLA, and
 //            matmul strips built on them
 //
@@ -19,13 +19,15 @@
 // tests/kernels/arm_*_test.cpp):
 //  - integer sums of each block / sub-block are exact, the same integers the
 //    reference computes;
-//  - F32, F16, BF16, Q4_0 and Q8_0 (row dots and 2x2 tiles) also repeat the
-//    reference's float operations in its order: bit-identical results, so
-//    these types give the same logits at every level. This holds when the
-//    compiler does not contract a * b + c into fused multiply-adds
-//    (-ffp-contract=off; GCC contracts by default);
-//  - Q4_K and Q6_K scale whole super-block sums (the reference keeps eight
-//    partial sums), so they may differ by a few ulps of sum |w_i * x_i|;
+//  - F32, F16, BF16 and the legacy formats Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
+//    (row dots and 2x2 tiles) also repeat the reference's float operations
+//    in its order: bit-identical results, so these types give the same
+//    logits at every level. This holds when the compiler does not contract
+//    a * b + c into fused multiply-adds (-ffp-contract=off; GCC contracts
+//    by default);
+//  - Q4_K, Q5_K and Q6_K scale whole super-block sums (the reference keeps
+//    eight partial sums), so they may differ by a few ulps of
+//    sum |w_i * x_i|;
 //  - the activation quantizers write exactly the bytes of
 //    ref::quantize_row_*_act (for every input without signalling NaNs).
 #pragma once

@@ -1,7 +1,8 @@
-// The quantized row dots (Q4_0, Q8_0 x Q8_0; Q4_K, Q6_K x Q8_K), written
-// once over an 8-bit multiply-accumulate primitive and instantiated twice:
-// vec_dot_int8_neon.cpp with widening multiplies (any aarch64),
-// vec_dot_int8_dotprod.cpp with SDOT. Include only from those two sources.
+// The quantized row dots (Q4_0, Q5_0, Q8_0 x Q8_0; Q4_1, Q5_1 x Q8_1;
+// Q4_K, Q5_K, Q6_K x Q8_K), written once over an 8-bit multiply-accumulate
+// primitive and instantiated twice: vec_dot_int8_neon.cpp with widening
+// multiplies (any aarch64), vec_dot_int8_dotprod.cpp with SDOT. Include
+// only from those two sources.
 //
 // The primitive, `Dot::accumulate(acc, a, b)`, adds the 16 products a[i]*b[i]
 // of two int8x16 vectors into the four int32 lanes of acc, in a lane layout
@@ -21,9 +22,12 @@
 #include <arm_neon.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/arm/neon_util.h"
+#include "kernels/ref/vec_dot.h"
 #include "tensor/blocks.h"
 
 namespace kazeia::kernels::arm {
@@ -38,7 +42,8 @@ inline int32x4_t dot_block32(int8x16_t w_lo, int8x16_t w_hi, const int8_t* x_qs)
   return acc;
 }
 
-// One Q8_0 weight block as two 16-byte halves of quants, and its scale.
+// The 32 quants of one legacy block as two 16-byte halves: elements 0-15
+// and 16-31.
 struct Q8_0Quants {
   int8x16_t lo, hi;
 };
@@ -47,66 +52,150 @@ inline Q8_0Quants q8_0_quants(const uint8_t* block) {
   return {load_s8x16(qs), load_s8x16(qs + 16)};
 }
 
-// One Q4_0 weight block: element j < 16 is the low nibble of qs[j], element
-// j + 16 the high nibble, both minus 8.
-inline Q8_0Quants q4_0_quants(const uint8_t* block) {
-  const uint8x16_t qs = vld1q_u8(block + offsetof(BlockQ4_0, qs));
-  return {low_nibbles(qs, 8), high_nibbles(qs, 8)};
+// Q4_0 / Q4_1: element j < 16 is the low nibble of qs[j], element j + 16
+// the high nibble; Q4_0's minus 8.
+template <size_t kQs, int8_t kOffset>
+inline Q8_0Quants q4_quants(const uint8_t* block) {
+  const uint8x16_t qs = vld1q_u8(block + kQs);
+  return {low_nibbles(qs, kOffset), high_nibbles(qs, kOffset)};
 }
 
-// Shared body of the Q4_0 and Q8_0 dots. Four blocks per step: their exact
+// Q5_0 / Q5_1: the Q4 nibbles plus a fifth bit (16) per element, element
+// j's in bit j of the little-endian 32-bit qh; Q5_0's minus 16.
+template <size_t kQh, size_t kQs, int8_t kOffset>
+inline Q8_0Quants q5_quants(const uint8_t* block) {
+  static constexpr uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t bit = vld1q_u8(kBit), sixteen = vdupq_n_u8(0x10);
+  const uint8_t* qh = block + kQh;
+  // Elements j < 16 read qh bytes 0 and 1, elements 16 + j bytes 2 and 3.
+  const uint8x16_t h_lo = vandq_u8(vtstq_u8(vcombine_u8(vdup_n_u8(qh[0]), vdup_n_u8(qh[1])), bit), sixteen);
+  const uint8x16_t h_hi = vandq_u8(vtstq_u8(vcombine_u8(vdup_n_u8(qh[2]), vdup_n_u8(qh[3])), bit), sixteen);
+  const uint8x16_t qs = vld1q_u8(block + kQs);
+  const uint8x16_t lo = vorrq_u8(vandq_u8(qs, vdupq_n_u8(0x0F)), h_lo);
+  const uint8x16_t hi = vorrq_u8(vshrq_n_u8(qs, 4), h_hi);
+  return {vsubq_s8(vreinterpretq_s8_u8(lo), vdupq_n_s8(kOffset)),
+          vsubq_s8(vreinterpretq_s8_u8(hi), vdupq_n_s8(kOffset))};
+}
+
+// How the reference adds a legacy block to its running sum
+// (ref/vec_dot_legacy.cpp), per format. Each has the weight block's bytes,
+// its activation block type, its unpacking, and `terms`: the four blocks'
+// contributions as the reference forms them, ready to be added to the sum
+// in block order by `add`.
+//   Q4_0: sum = fma(sumi * d_w, d_x, sum)    Q8_0: sum = fma(d_w * d_x, sumi, sum)
+//   Q5_0: sum += (d_w * d_x) * sumi          Q4_1 / Q5_1: sum += (d_w * d_x) * sumi + m_w * s_x
+struct LegacyTerms {
+  float32x4_t a, b;  // Q4_0 / Q8_0: the contribution is fma(a, b, sum); others: sum + a
+};
+enum class LegacyAdd { kFused, kPlain };
+
+template <size_t kWBytes, class XBlock, Q8_0Quants (*kUnpack)(const uint8_t*), LegacyAdd kAdd, ScaleOrder kOrder,
+          bool kMin>
+struct LegacyFormat {
+  static constexpr size_t kWeightBytes = kWBytes;
+  using X = XBlock;
+  static Q8_0Quants unpack(const uint8_t* w) { return kUnpack(w); }
+
+  // Four blocks' terms: w[k] the weight blocks, x[k] the activation blocks.
+  static LegacyTerms terms(int32x4_t sumi, const uint8_t* const w[4], const X* const x[4]) {
+    // d is the first field of every block; m (Q4_1 / Q5_1) the second.
+    const float32x4_t dw = halves_to_f32x4(load_u16(w[0]), load_u16(w[1]), load_u16(w[2]), load_u16(w[3]));
+    const float32x4_t dx = halves_to_f32x4(x[0]->d, x[1]->d, x[2]->d, x[3]->d);
+    const float32x4_t fsum = vcvtq_f32_s32(sumi);
+    if constexpr (kAdd == LegacyAdd::kFused) {
+      const ScaledSums s = scale_sums<kOrder>(fsum, dw, dx);
+      return {s.a, s.b};
+    } else if constexpr (kMin) {
+      const float32x4_t mw = halves_to_f32x4(load_u16(w[0] + 2), load_u16(w[1] + 2), load_u16(w[2] + 2),
+                                             load_u16(w[3] + 2));
+      const float32x4_t sx = halves_to_f32x4(x[0]->s, x[1]->s, x[2]->s, x[3]->s);
+      return {vaddq_f32(vmulq_f32(vmulq_f32(dw, dx), fsum), vmulq_f32(mw, sx)), fsum};
+    } else {
+      return {vmulq_f32(vmulq_f32(dw, dx), fsum), fsum};
+    }
+  }
+  template <int kLane>
+  static float add(float sum, const LegacyTerms& t) {
+    if constexpr (kAdd == LegacyAdd::kFused) return std::fma(vgetq_lane_f32(t.a, kLane), vgetq_lane_f32(t.b, kLane), sum);
+    return sum + vgetq_lane_f32(t.a, kLane);
+  }
+};
+
+using Q4_0Format = LegacyFormat<sizeof(BlockQ4_0), BlockQ8_0, q4_quants<offsetof(BlockQ4_0, qs), 8>,
+                                LegacyAdd::kFused, ScaleOrder::kWeightFirst, false>;
+using Q8_0Format =
+    LegacyFormat<sizeof(BlockQ8_0), BlockQ8_0, q8_0_quants, LegacyAdd::kFused, ScaleOrder::kProductOfScales, false>;
+using Q4_1Format = LegacyFormat<sizeof(BlockQ4_1), ref::BlockQ8_1, q4_quants<offsetof(BlockQ4_1, qs), 0>,
+                                LegacyAdd::kPlain, ScaleOrder::kProductOfScales, true>;
+using Q5_0Format =
+    LegacyFormat<sizeof(BlockQ5_0), BlockQ8_0, q5_quants<offsetof(BlockQ5_0, qh), offsetof(BlockQ5_0, qs), 16>,
+                 LegacyAdd::kPlain, ScaleOrder::kProductOfScales, false>;
+using Q5_1Format =
+    LegacyFormat<sizeof(BlockQ5_1), ref::BlockQ8_1, q5_quants<offsetof(BlockQ5_1, qh), offsetof(BlockQ5_1, qs), 0>,
+                 LegacyAdd::kPlain, ScaleOrder::kProductOfScales, true>;
+
+// Shared body of the legacy dots. Four blocks per step: their exact
 // integer sums land in one vector (sum_lanes_4) and are scaled in one go;
-// the four block results are then fused into the running sum one after the
+// the four block results are then added to the running sum one after the
 // other. That is the reference's float arithmetic operation for operation,
-// so the result is ref::vec_dot_q4_0 / _q8_0 bit for bit (given no other
-// contraction into fused multiply-adds, see cmake/ArmCrossBuild.cmake). The
-// serial float fma costs little next to a block's integer work.
-template <typename Dot, size_t kBlockBytes, Q8_0Quants (*Unpack)(const uint8_t*),
-          ScaleOrder kOrder>
-float dot_legacy_q8_0(int64_t n, const uint8_t* w_row, const void* x_row) {
-  const auto* x = static_cast<const BlockQ8_0*>(x_row);
+// so the result is the reference's bit for bit (given no other contraction
+// into fused multiply-adds, see cmake/ArmCrossBuild.cmake). The serial
+// float adds cost little next to a block's integer work.
+template <typename Dot, class F>
+float dot_legacy(int64_t n, const uint8_t* w_row, const void* x_row) {
+  using X = typename F::X;
+  const auto* x = static_cast<const X*>(x_row);
   const int64_t nb = n / kQK;
-  auto w_block = [&](int64_t ib) { return w_row + ib * static_cast<int64_t>(kBlockBytes); };
-  auto w_scale = [&](int64_t ib) { return load_u16(w_block(ib)); };  // d is the first field
+  auto w_block = [&](int64_t ib) { return w_row + ib * static_cast<int64_t>(F::kWeightBytes); };
 
   float sumf = 0.0f;
   int64_t ib = 0;
   for (; ib + 4 <= nb; ib += 4) {
     int32x4_t sums[4];
+    const uint8_t* w[4];
+    const X* xb[4];
     for (int k = 0; k < 4; ++k) {
-      const Q8_0Quants w = Unpack(w_block(ib + k));
-      sums[k] = dot_block32<Dot>(w.lo, w.hi, x[ib + k].qs);
+      w[k] = w_block(ib + k);
+      xb[k] = &x[ib + k];
+      const Q8_0Quants q = F::unpack(w[k]);
+      sums[k] = dot_block32<Dot>(q.lo, q.hi, xb[k]->qs);
     }
-    const int32x4_t sumi = sum_lanes_4(sums[0], sums[1], sums[2], sums[3]);
-    const float32x4_t dw =
-        halves_to_f32x4(w_scale(ib), w_scale(ib + 1), w_scale(ib + 2), w_scale(ib + 3));
-    const float32x4_t dx = halves_to_f32x4(x[ib].d, x[ib + 1].d, x[ib + 2].d, x[ib + 3].d);
-    const ScaledSums s = scale_sums<kOrder>(vcvtq_f32_s32(sumi), dw, dx);
-    sumf = std::fma(vgetq_lane_f32(s.a, 0), vgetq_lane_f32(s.b, 0), sumf);
-    sumf = std::fma(vgetq_lane_f32(s.a, 1), vgetq_lane_f32(s.b, 1), sumf);
-    sumf = std::fma(vgetq_lane_f32(s.a, 2), vgetq_lane_f32(s.b, 2), sumf);
-    sumf = std::fma(vgetq_lane_f32(s.a, 3), vgetq_lane_f32(s.b, 3), sumf);
+    const LegacyTerms t = F::terms(sum_lanes_4(sums[0], sums[1], sums[2], sums[3]), w, xb);
+    sumf = F::template add<0>(sumf, t);
+    sumf = F::template add<1>(sumf, t);
+    sumf = F::template add<2>(sumf, t);
+    sumf = F::template add<3>(sumf, t);
   }
   for (; ib < nb; ++ib) {
-    const Q8_0Quants w = Unpack(w_block(ib));
-    const float sumi = static_cast<float>(vaddvq_s32(dot_block32<Dot>(w.lo, w.hi, x[ib].qs)));
-    const float dw = half_to_float(w_scale(ib));
-    const float dx = half_to_float(x[ib].d);
-    sumf = kOrder == ScaleOrder::kWeightFirst ? std::fma(sumi * dw, dx, sumf) : std::fma(dw * dx, sumi, sumf);
+    // One block in lane 0 (the other lanes repeat it and are not used).
+    const uint8_t* w[4] = {w_block(ib), w_block(ib), w_block(ib), w_block(ib)};
+    const X* xb[4] = {&x[ib], &x[ib], &x[ib], &x[ib]};
+    const Q8_0Quants q = F::unpack(w[0]);
+    const int32_t sumi = vaddvq_s32(dot_block32<Dot>(q.lo, q.hi, xb[0]->qs));
+    sumf = F::template add<0>(sumf, F::terms(vdupq_n_s32(sumi), w, xb));
   }
   return sumf;
 }
 
 template <typename Dot>
 float dot_q4_0(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_legacy_q8_0<Dot, sizeof(BlockQ4_0), q4_0_quants, ScaleOrder::kWeightFirst>(n, w_row,
-                                                                                         x_row);
+  return dot_legacy<Dot, Q4_0Format>(n, w_row, x_row);
 }
-
 template <typename Dot>
 float dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_legacy_q8_0<Dot, sizeof(BlockQ8_0), q8_0_quants, ScaleOrder::kProductOfScales>(
-      n, w_row, x_row);
+  return dot_legacy<Dot, Q8_0Format>(n, w_row, x_row);
+}
+template <typename Dot>
+float dot_q4_1(int64_t n, const uint8_t* w_row, const void* x_row) {
+  return dot_legacy<Dot, Q4_1Format>(n, w_row, x_row);
+}
+template <typename Dot>
+float dot_q5_0(int64_t n, const uint8_t* w_row, const void* x_row) {
+  return dot_legacy<Dot, Q5_0Format>(n, w_row, x_row);
+}
+template <typename Dot>
+float dot_q5_1(int64_t n, const uint8_t* w_row, const void* x_row) {
+  return dot_legacy<Dot, Q5_1Format>(n, w_row, x_row);
 }
 
 // ------------------------------------------------------------------ K-quants
@@ -138,41 +227,69 @@ inline int32_t q4_K_mins_term(const BlockQ8_K& x, const int16_t min[8]) {
   return vaddvq_s32(prod);
 }
 
-// Q4_K x Q8_K. Per super-block: isum = sum_s scale_s * (q8 . q4 over
+// Q4_K / Q5_K x Q8_K. Per super-block: isum = sum_s scale_s * (q8 . q over
 // sub-block s), exact in int32; then
 //   sumf += (d_w * d_x) * isum,   summs += (dmin_w * d_x) * mins_term.
-template <typename Dot>
-float dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row) {
+// Q5_K's quants take a fifth bit: element 32s + l of sub-block s has it in
+// bit s of qh[l].
+template <typename Dot, bool kQ5>
+float dot_q45_K(int64_t n, const uint8_t* w_row, const void* x_row) {
+  using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
   const auto* x = static_cast<const BlockQ8_K*>(x_row);
+  const uint8x16_t sixteen = vdupq_n_u8(0x10);
   float sum_scaled = 0.0f;
   float sum_mins = 0.0f;
   for (int64_t ib = 0; ib < n / kQK_K; ++ib) {
-    const uint8_t* w = w_row + ib * static_cast<int64_t>(sizeof(BlockQ4_K));
+    const uint8_t* w = w_row + ib * static_cast<int64_t>(sizeof(Block));
     const BlockQ8_K& xb = x[ib];
-    const ScalesMins sm = q4_K_scales_mins(w + offsetof(BlockQ4_K, scales));
-    const uint8_t* qs = w + offsetof(BlockQ4_K, qs);
+    const ScalesMins sm = q4_K_scales_mins(w + offsetof(Block, scales));
+    const uint8_t* qs = w + offsetof(Block, qs);
+    uint8x16_t qh0 = vdupq_n_u8(0), qh1 = vdupq_n_u8(0);
+    if constexpr (kQ5) {
+      qh0 = vld1q_u8(w + offsetof(BlockQ5_K, qh));
+      qh1 = vld1q_u8(w + offsetof(BlockQ5_K, qh) + 16);
+    }
+    // Sub-block s's fifth bits of elements l = 0..15 (half 0) or 16..31.
+    auto fifth = [&](uint8x16_t qh, int s) { return vandq_u8(vtstq_u8(qh, vdupq_n_u8(static_cast<uint8_t>(1u << s))), sixteen); };
 
     int32x4_t isum = vdupq_n_s32(0);
     // 32 bytes of qs hold sub-block 2c (low nibbles) and 2c + 1 (high).
     for (int c = 0; c < 4; ++c) {
       const uint8x16_t q0 = vld1q_u8(qs + 32 * c);
       const uint8x16_t q1 = vld1q_u8(qs + 32 * c + 16);
+      int8x16_t l0 = low_nibbles(q0, 0), l1 = low_nibbles(q1, 0);
+      int8x16_t h0 = high_nibbles(q0, 0), h1 = high_nibbles(q1, 0);
+      if constexpr (kQ5) {
+        l0 = vorrq_s8(l0, vreinterpretq_s8_u8(fifth(qh0, 2 * c)));
+        l1 = vorrq_s8(l1, vreinterpretq_s8_u8(fifth(qh1, 2 * c)));
+        h0 = vorrq_s8(h0, vreinterpretq_s8_u8(fifth(qh0, 2 * c + 1)));
+        h1 = vorrq_s8(h1, vreinterpretq_s8_u8(fifth(qh1, 2 * c + 1)));
+      }
       const int8_t* xq = xb.qs + 64 * c;
       int32x4_t lo = vdupq_n_s32(0);
-      lo = Dot::accumulate(lo, low_nibbles(q0, 0), vld1q_s8(xq));
-      lo = Dot::accumulate(lo, low_nibbles(q1, 0), vld1q_s8(xq + 16));
+      lo = Dot::accumulate(lo, l0, vld1q_s8(xq));
+      lo = Dot::accumulate(lo, l1, vld1q_s8(xq + 16));
       int32x4_t hi = vdupq_n_s32(0);
-      hi = Dot::accumulate(hi, high_nibbles(q0, 0), vld1q_s8(xq + 32));
-      hi = Dot::accumulate(hi, high_nibbles(q1, 0), vld1q_s8(xq + 48));
+      hi = Dot::accumulate(hi, h0, vld1q_s8(xq + 32));
+      hi = Dot::accumulate(hi, h1, vld1q_s8(xq + 48));
       isum = vmlaq_n_s32(isum, lo, sm.scale[2 * c]);
       isum = vmlaq_n_s32(isum, hi, sm.scale[2 * c + 1]);
     }
-    const float d = half_to_float(load_u16(w + offsetof(BlockQ4_K, d))) * xb.d;
-    const float dmin = half_to_float(load_u16(w + offsetof(BlockQ4_K, dmin))) * xb.d;
+    const float d = half_to_float(load_u16(w + offsetof(Block, d))) * xb.d;
+    const float dmin = half_to_float(load_u16(w + offsetof(Block, dmin))) * xb.d;
     sum_scaled += d * static_cast<float>(vaddvq_s32(isum));
     sum_mins += dmin * static_cast<float>(q4_K_mins_term(xb, sm.min));
   }
   return sum_scaled - sum_mins;
+}
+
+template <typename Dot>
+float dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row) {
+  return dot_q45_K<Dot, false>(n, w_row, x_row);
+}
+template <typename Dot>
+float dot_q5_K(int64_t n, const uint8_t* w_row, const void* x_row) {
+  return dot_q45_K<Dot, true>(n, w_row, x_row);
 }
 
 // Q6_K x Q8_K. A half (128 elements) is 64 bytes of ql (low 4 bits) and 32

@@ -15,8 +15,12 @@ float vec_dot_f32(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_f16(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_bf16(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q4_0(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q4_1(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q5_0(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q5_1(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q5_K(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q6_K(int64_t n, const uint8_t* w_row, const void* x_row);
 void quantize_row_q8_0_act(const float* x, int64_t n, uint8_t* out);
 void quantize_row_q8_1_act(const float* x, int64_t n, uint8_t* out);
@@ -27,8 +31,12 @@ void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
 
 namespace dotprod {
 float vec_dot_q4_0(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q4_1(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q5_0(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q5_1(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row);
+float vec_dot_q5_K(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q6_K(int64_t n, const uint8_t* w_row, const void* x_row);
 }  // namespace dotprod
 
