@@ -24,41 +24,16 @@ bool at_least(CpuLevel level, CpuLevel wanted) {
   return is_arm && level >= wanted;
 }
 
-// Rows in pairs times tokens in pairs through the 2x2 tile; with an odd
-// row or token count the leftover goes through the row dot. The weights of a
-// row pair are reused for every token pair while they are in cache.
-template <VecDot2x2Fn Tile>
-void strip_2x2(const StripArgs& a) {
-  const auto dot_at = [&](int64_t r, int64_t t) {
-    a.y[static_cast<size_t>(t) * a.ldy + static_cast<size_t>(r)] =
-        a.dot(a.n_in, a.w + static_cast<size_t>(r) * a.w_stride,
-              a.x.q + static_cast<size_t>(t) * a.x.q_stride);
-  };
-  int64_t r = 0;
-  for (; r + 2 <= a.n_rows; r += 2) {
-    const uint8_t* w = a.w + static_cast<size_t>(r) * a.w_stride;
-    int64_t t = 0;
-    for (; t + 2 <= a.x.n_tokens; t += 2) {
-      Tile(a.n_in, w, a.w_stride, a.x.q + static_cast<size_t>(t) * a.x.q_stride, a.x.q_stride,
-           a.y + static_cast<size_t>(t) * a.ldy + static_cast<size_t>(r), a.ldy);
-    }
-    if (t < a.x.n_tokens) {
-      dot_at(r, t);
-      dot_at(r + 1, t);
-    }
-  }
-  if (r < a.n_rows) {
-    for (int64_t t = 0; t < a.x.n_tokens; ++t) dot_at(r, t);
-  }
-}
-
 }  // namespace
 
+// From dotprod up, the 4-row x 4-token SDOT tiles (strip_dotprod.cpp):
+// fewer instructions per product than the i8mm 2x2 tiles or the row dots
+// (counts there), so i8mm CPUs take them too.
 StripFn arm_strip_fn(TensorType type, CpuLevel level) {
-  if (!at_least(level, CpuLevel::kI8mm)) return nullptr;
+  if (!at_least(level, CpuLevel::kDotprod)) return nullptr;
   switch (type) {
-    case TensorType::Q4_0: return strip_2x2<i8mm::vec_dot_q4_0_2x2>;
-    case TensorType::Q8_0: return strip_2x2<i8mm::vec_dot_q8_0_2x2>;
+    case TensorType::Q4_0: return dotprod::strip_q4_0;
+    case TensorType::Q8_0: return dotprod::strip_q8_0;
     default: return nullptr;
   }
 }

@@ -11,9 +11,11 @@
 //   neon:    dots F32, F16, BF16; Q4_0, Q5_0, Q8_0 (x Q8_0), Q4_1, Q5_1
 //            (x Q8_1), Q4_K, Q5_K, Q6_K (x Q8_K) with widening 8-bit
 //            multiplies; activation quantizers Q8_0, Q8_1, Q8_K
-//   dotprod: the same quantized dots with SDOT (vdotq_s32)
-//   i8mm:    2-row x 2-token tiles for Q8_0 and Q4_0 with SMMLA, and
-//            matmul strips built on them
+//   dotprod: the same quantized dots with SDOT (vdotq_s32); Q4_0 and Q8_0
+//            strips of 4-row x 4-token tiles (SDOT by element, rows in
+//            the lanes) for two tokens and more
+//   i8mm:    2-row x 2-token tiles for Q8_0 and Q4_0 with SMMLA
+//            (arm_vec_dot_2x2_fn; the matmul strips are dotprod's)
 //
 // Agreement with the reference (src/kernels/ref, tested in
 // tests/kernels/arm_*_test.cpp):
@@ -65,9 +67,9 @@ using VecDot2x2Fn = void (*)(int64_t n, const uint8_t* w_rows, size_t w_row_byte
 using QuantizeActFn = void (*)(const float* x, int64_t n, uint8_t* out);
 
 // A matmul strip (dispatch.h's StripFn: rows [0, n_rows) of a strip times
-// every token) built on the 2x2 tile: row pairs times token pairs through
-// the tile, a leftover row or token through args.dot. Any n_rows works;
-// kArmStripRows is a good strip_rows. nullptr where no tile exists.
+// every token): from dotprod, the 4 x 4 SDOT tiles' (i8mm CPUs too: the
+// 2x2 SMMLA tiles take more instructions per product). Any n_rows works;
+// kArmStripRows is a good strip_rows. nullptr where no strip exists.
 using StripFn = void (*)(const StripArgs& args);
 inline constexpr int kArmStripRows = 16;
 

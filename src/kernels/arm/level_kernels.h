@@ -8,6 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 
+namespace kazeia::kernels {
+struct StripArgs;
+}
+
 namespace kazeia::kernels::arm {
 
 namespace neon {
@@ -38,6 +42,9 @@ float vec_dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q5_K(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q6_K(int64_t n, const uint8_t* w_row, const void* x_row);
+// Strips of 4-row x 4-token SDOT tiles (strip_dotprod.cpp).
+void strip_q4_0(const StripArgs& a);
+void strip_q8_0(const StripArgs& a);
 }  // namespace dotprod
 
 namespace i8mm {
