@@ -68,7 +68,9 @@ def main():
             if not hot:
                 continue
             demangled = subprocess.run(["c++filt", mangled], capture_output=True, text=True).stdout.strip()
-            print(f"{demangled[:160]}")
+            for noise in ("kazeia::kernels::", "arm::", "dotprod::", "i8mm::", "neon::", "(anonymous namespace)::"):
+                demangled = demangled.replace(noise, "")
+            print(demangled[:200])
             for label, n, mul in hot:
                 print(f"    {label}: {n} instructions, {mul} multiplies")
     return 0

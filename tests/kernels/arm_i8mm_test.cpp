@@ -3,15 +3,14 @@
 // build compiles with -ffp-contract=off): on realistic rows, and on rows with
 // power-of-two scales where the reference itself is exact. Row strides with
 // padding, weight rows at odd addresses, an output stride, and a check that
-// only the four outputs are written. Then the matmul strips (dotprod's
-// 4 x 4 SDOT tiles, also taken at i8mm) with odd row and token counts.
+// only the four outputs are written. (The matmul strips, dotprod's SDOT
+// tiles at i8mm too: arm_strip_test.cpp.)
 #include <gtest/gtest.h>
 
 #if defined(__aarch64__)
 
 #include <cmath>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "arm_test_util.h"
@@ -134,132 +133,12 @@ INSTANTIATE_TEST_SUITE_P(Arm, ArmI8mmTile, ::testing::ValuesIn(kTileTypes),
                            return std::string(tensor_type_name(info.param));
                          });
 
-// The strips (4 x 4 SDOT tiles) at each level that has them.
-class ArmStrip : public ::testing::TestWithParam<std::tuple<TensorType, CpuLevel>> {
- protected:
-  void SetUp() override {
-    std::tie(type_, level_) = GetParam();
-    if (std::string why = arm_testing::level_unavailable(level_); !why.empty()) GTEST_SKIP() << why;
-    strip_ = arm::arm_strip_fn(type_, level_);
-    ASSERT_NE(strip_, nullptr);
-  }
-
-  // Runs the strip over n_rows rows w_stride apart (at an odd address) and
-  // n_tokens activation rows; y is ldy = n_rows + 2 per token, prefilled
-  // with a marker.
-  std::vector<float> run(int64_t n, const std::vector<uint8_t>& w, size_t w_stride, int64_t n_rows,
-                         const std::vector<uint8_t>& x, size_t x_stride, int64_t n_tokens) {
-    OffsetBuffer wb(w, 1);
-    const size_t ldy = static_cast<size_t>(n_rows) + 2;
-    std::vector<float> y(ldy * static_cast<size_t>(n_tokens), kMarker);
-    StripArgs args;
-    args.n_in = n;
-    args.w = wb.data();
-    args.w_stride = w_stride;
-    args.n_rows = n_rows;
-    args.x.q = x.data();
-    args.x.q_stride = x_stride;
-    args.x.n_tokens = n_tokens;
-    args.y = y.data();
-    args.ldy = ldy;
-    args.dot = arm::arm_vec_dot_fn(type_, level_);
-    strip_(args);
-    return y;
-  }
-
-  // Every (row, token) of y is the reference dot, bit for bit, and nothing
-  // else of y was written.
-  void check(const std::vector<float>& y, int64_t n, const std::vector<uint8_t>& w, size_t w_stride,
-             int64_t n_rows, const std::vector<uint8_t>& x, size_t x_stride, int64_t n_tokens) {
-    const ref::VecDotFn ref_fn = ref::vec_dot_fn(type_);
-    const size_t ldy = static_cast<size_t>(n_rows) + 2;
-    for (int64_t t = 0; t < n_tokens; ++t) {
-      for (size_t r = 0; r < ldy; ++r) {
-        const float got = y[static_cast<size_t>(t) * ldy + r];
-        if (r < static_cast<size_t>(n_rows)) {
-          const uint8_t* x_row = x.data() + x_stride * static_cast<size_t>(t);
-          EXPECT_EQ(got, ref_fn(n, w.data() + w_stride * r, x_row)) << "row " << r << ", token " << t;
-        } else {
-          EXPECT_EQ(got, kMarker) << "wrote outside the strip: row " << r << ", token " << t;
-        }
-      }
-    }
-  }
-
-  static constexpr float kMarker = -12345.0f;
-  TensorType type_{};
-  CpuLevel level_{};
-  arm::StripFn strip_ = nullptr;
-};
-
-// Exact scales (the reference exact too), odd row and token counts: whole
-// tiles and every leftover shape.
-TEST_P(ArmStrip, CoversOddRowAndTokenCounts) {
-  const int64_t nb = 5;
-  const int64_t n = nb * kQK;
-  const size_t w_stride = type_row_bytes(type_, n) + 3;
-  const size_t x_stride = activation_row_bytes(TensorType::Q8_0, n);
-  for (int64_t n_rows : {1, 2, 3, 5, 16}) {
-    for (int64_t n_tokens : {1, 2, 3, 4, 5, 9}) {
-      SCOPED_TRACE(std::to_string(n_rows) + " rows, " + std::to_string(n_tokens) + " tokens");
-      std::vector<uint8_t> w(w_stride * static_cast<size_t>(n_rows));
-      std::vector<uint8_t> x(x_stride * static_cast<size_t>(n_tokens));
-      for (int64_t r = 0; r < n_rows; ++r) {
-        const auto row = arm_testing::exact_weight_row(type_, nb, 40 + static_cast<uint32_t>(r));
-        std::copy(row.begin(), row.end(), w.begin() + static_cast<std::ptrdiff_t>(w_stride * r));
-      }
-      for (int64_t t = 0; t < n_tokens; ++t) {
-        const auto row = arm_testing::exact_activation_row(type_, nb, 80 + static_cast<uint32_t>(t));
-        std::copy(row.begin(), row.end(), x.begin() + static_cast<std::ptrdiff_t>(x_stride * t));
-      }
-      check(run(n, w, w_stride, n_rows, x, x_stride, n_tokens), n, w, w_stride, n_rows, x, x_stride, n_tokens);
-    }
-  }
-}
-
-// Reference-quantized random rows and activations: the float updates must
-// round as the reference's, block by block.
-TEST_P(ArmStrip, MatchesReferenceOnRealisticRows) {
-  for (int64_t nb : {3, 13}) {
-    const int64_t n = nb * kQK;
-    for (int64_t n_rows : {7, 16}) {
-      const int64_t n_tokens = 6;
-      SCOPED_TRACE(std::to_string(nb) + " blocks, " + std::to_string(n_rows) + " rows");
-      const testing::TestMatrix m = testing::make_matrix(type_, n, n_rows, 7 + static_cast<uint32_t>(nb));
-      const size_t w_stride = type_row_bytes(type_, n);
-      const size_t x_stride = activation_row_bytes(TensorType::Q8_0, n);
-      std::vector<uint8_t> x(x_stride * static_cast<size_t>(n_tokens));
-      for (int64_t t = 0; t < n_tokens; ++t) {
-        const std::vector<float> xf = testing::random_activations(static_cast<size_t>(n), 90 + static_cast<uint32_t>(t));
-        ASSERT_TRUE(quantize_activations(TensorType::Q8_0, xf.data(), n, x.data() + x_stride * static_cast<size_t>(t)).ok());
-      }
-      check(run(n, m.bytes, w_stride, n_rows, x, x_stride, n_tokens), n, m.bytes, w_stride, n_rows, x, x_stride,
-            n_tokens);
-    }
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Arm, ArmStrip,
-                         ::testing::Combine(::testing::ValuesIn(kTileTypes),
-                                            ::testing::Values(CpuLevel::kDotprod, CpuLevel::kI8mm)),
-                         [](const ::testing::TestParamInfo<std::tuple<TensorType, CpuLevel>>& info) {
-                           return std::string(tensor_type_name(std::get<0>(info.param))) + "_" +
-                                  cpu_level_name(std::get<1>(info.param));
-                         });
-
 TEST(ArmI8mmTable, OffersTilesOnlyAtI8mm) {
   for (TensorType t : kTileTypes) {
     EXPECT_EQ(arm::arm_vec_dot_2x2_fn(t, CpuLevel::kDotprod), nullptr);
     EXPECT_NE(arm::arm_vec_dot_2x2_fn(t, CpuLevel::kI8mm), nullptr);
   }
   EXPECT_EQ(arm::arm_vec_dot_2x2_fn(TensorType::Q4_K, CpuLevel::kI8mm), nullptr);
-  for (TensorType t : kTileTypes) {
-    EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kNeon), nullptr);
-    EXPECT_NE(arm::arm_strip_fn(t, CpuLevel::kDotprod), nullptr);
-    EXPECT_NE(arm::arm_strip_fn(t, CpuLevel::kI8mm), nullptr);
-    EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kDotprod), arm::arm_strip_fn(t, CpuLevel::kI8mm));
-  }
-  EXPECT_EQ(arm::arm_strip_fn(TensorType::Q4_K, CpuLevel::kI8mm), nullptr);
 }
 
 }  // namespace

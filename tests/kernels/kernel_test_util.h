@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "format/tensor_types.h"
@@ -15,6 +16,8 @@
 #include "tensor/quant.h"
 
 namespace kazeia::kernels::testing {
+
+inline std::string type_name(TensorType t) { return std::string(tensor_type_name(t)); }
 
 // Uniform in [lo, hi) from the top 24 bits of each draw. (libstdc++'s
 // uniform_real_distribution computes a long-double log per draw: it was a

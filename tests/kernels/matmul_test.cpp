@@ -31,6 +31,7 @@ using testing::decode_activation;
 using testing::dot_ref;
 using testing::make_matrix;
 using testing::random_activations;
+using testing::type_name;
 using testing::round_half_even;
 
 const TensorType kAllWeightTypes[] = {
@@ -38,8 +39,6 @@ const TensorType kAllWeightTypes[] = {
     TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
     TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
 };
-
-std::string name(TensorType t) { return std::string(tensor_type_name(t)); }
 
 // Upper bound on |x_i - rounded(x_i)| for one element, from the rounding
 // rule of the vec-dot type (not from the code under test):
@@ -80,7 +79,7 @@ struct Shape {
 
 // Runs matmul and checks every output against both references.
 void check_matmul(TensorType type, const Shape& s, uint32_t seed, ThreadPool* pool = nullptr) {
-  SCOPED_TRACE(name(type) + " n_in=" + std::to_string(s.n_in) + " n_out=" +
+  SCOPED_TRACE(type_name(type) + " n_in=" + std::to_string(s.n_in) + " n_out=" +
                std::to_string(s.n_out) + " n_tokens=" + std::to_string(s.n_tokens));
   const auto m = make_matrix(type, s.n_in, s.n_out, seed);
   const auto x = random_activations(static_cast<size_t>(s.n_in * s.n_tokens), seed + 1000);
@@ -149,9 +148,9 @@ void check_matmul(TensorType type, const Shape& s, uint32_t seed, ThreadPool* po
   }
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.3g", worst_rounded);
-  ::testing::Test::RecordProperty("worst_rel_err_vs_rounded_" + name(type), buf);
+  ::testing::Test::RecordProperty("worst_rel_err_vs_rounded_" + type_name(type), buf);
   std::snprintf(buf, sizeof(buf), "%.3g", worst_float);
-  ::testing::Test::RecordProperty("worst_rel_err_vs_float_" + name(type), buf);
+  ::testing::Test::RecordProperty("worst_rel_err_vs_float_" + type_name(type), buf);
 }
 
 class MatmulAllTypes : public ::testing::TestWithParam<TensorType> {};
@@ -247,7 +246,7 @@ TEST_P(MatmulAllTypes, EachTokenEqualsItsOwnMatVec) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, MatmulAllTypes, ::testing::ValuesIn(kAllWeightTypes),
-                         [](const auto& info) { return name(info.param); });
+                         [](const auto& info) { return type_name(info.param); });
 
 // ------------------------------------------------------- hand-computed cases
 
@@ -360,11 +359,11 @@ TEST(Matmul, UnsupportedTypeIsNamed) {
     MatrixView v{t, data.data(), n_in, 1, data.size()};
     std::vector<float> x(static_cast<size_t>(n_in)), y(1);
     Status st = matmul(v, x.data(), 1, y.data());
-    EXPECT_EQ(st.code(), ErrorCode::kUnsupported) << name(t);
-    EXPECT_NE(st.message().find(name(t)), std::string::npos) << st.message();
+    EXPECT_EQ(st.code(), ErrorCode::kUnsupported) << type_name(t);
+    EXPECT_NE(st.message().find(type_name(t)), std::string::npos) << st.message();
     EXPECT_FALSE(matmul_supported(t));
   }
-  for (TensorType t : kAllWeightTypes) EXPECT_TRUE(matmul_supported(t)) << name(t);
+  for (TensorType t : kAllWeightTypes) EXPECT_TRUE(matmul_supported(t)) << type_name(t);
 }
 
 TEST(MatrixView, ChecksSizeAgainstTheBuffer) {
@@ -390,12 +389,12 @@ TEST(QuantizeActivations, VecDotTypesAreGgmls) {
   EXPECT_EQ(vec_dot_type(TensorType::F16), TensorType::F16);
   EXPECT_EQ(vec_dot_type(TensorType::BF16), TensorType::BF16);
   for (TensorType t : {TensorType::Q4_0, TensorType::Q5_0, TensorType::Q8_0, TensorType::IQ4_NL}) {
-    EXPECT_EQ(vec_dot_type(t), TensorType::Q8_0) << name(t);
+    EXPECT_EQ(vec_dot_type(t), TensorType::Q8_0) << type_name(t);
   }
   for (TensorType t : {TensorType::Q4_1, TensorType::Q5_1}) EXPECT_EQ(vec_dot_type(t), TensorType::Q8_1);
   for (TensorType t : {TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
                        TensorType::Q6_K, TensorType::IQ4_XS}) {
-    EXPECT_EQ(vec_dot_type(t), TensorType::Q8_K) << name(t);
+    EXPECT_EQ(vec_dot_type(t), TensorType::Q8_K) << type_name(t);
   }
 }
 
@@ -552,7 +551,7 @@ TEST(VecDot, MisalignedF32RowMatchesAligned) {
 TEST(GetRows, DequantizesTheRequestedRows) {
   for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0,
                           TensorType::Q4_K, TensorType::Q6_K}) {
-    SCOPED_TRACE(name(type));
+    SCOPED_TRACE(type_name(type));
     const int64_t n_in = tensor_type_traits(type).block_size == 256 ? 256 : 64;
     const auto m = make_matrix(type, n_in, 10, 21);
     const int32_t ids[] = {9, 0, 3, 3};

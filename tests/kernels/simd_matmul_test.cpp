@@ -35,14 +35,13 @@ namespace kazeia::kernels {
 namespace {
 
 using testing::random_activations;
+using testing::type_name;
 
 const TensorType kTypes[] = {
     TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
     TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
     TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
 };
-
-std::string name(TensorType t) { return std::string(tensor_type_name(t)); }
 
 // The tables to run a weight type's matmul on: the scalar table, and every
 // other table with kernels of its own for the type. The emulated AVX-512
@@ -177,7 +176,7 @@ TEST_P(SimdTables, MatmulAgreesWithTheReference) {
           std::vector<float> y(ref.y.size(), NAN);
           ASSERT_TRUE(matmul_with(*table, w.view(type, n_in, n_out), x.data(), n_tokens, y.data()).ok());
           expect_matches(type, ref, y, n_out,
-                         std::string(table->name) + " " + name(type) + " n_in=" + std::to_string(n_in) +
+                         std::string(table->name) + " " + type_name(type) + " n_in=" + std::to_string(n_in) +
                              " n_out=" + std::to_string(n_out) + " tokens=" + std::to_string(n_tokens) +
                              " offset=" + std::to_string(offset));
           if (HasFailure()) return;
@@ -206,7 +205,7 @@ TEST_P(SimdTables, LongRowsAgreeWithTheReference) {
         std::vector<float> y(ref.y.size(), NAN);
         ASSERT_TRUE(matmul_with(*table, w.view(type, n_in, 21), x.data(), n_tokens, y.data()).ok());
         expect_matches(type, ref, y, 21,
-                       std::string(table->name) + " " + name(type) + " n_in=" + std::to_string(n_in) +
+                       std::string(table->name) + " " + type_name(type) + " n_in=" + std::to_string(n_in) +
                            " tokens=" + std::to_string(n_tokens));
         if (HasFailure()) return;
       }
@@ -236,7 +235,7 @@ TEST_P(SimdTables, LargestQuantsAgreeWithTheReference) {
     for (const KernelTable* table : tables_for(type)) {
       std::vector<float> y(ref.y.size(), NAN);
       ASSERT_TRUE(matmul_with(*table, w.view(type, n_in, n_out), x.data(), n_tokens, y.data()).ok());
-      expect_matches(type, ref, y, n_out, std::string(table->name) + " " + name(type) + " tokens=" + std::to_string(n_tokens));
+      expect_matches(type, ref, y, n_out, std::string(table->name) + " " + type_name(type) + " tokens=" + std::to_string(n_tokens));
       if (HasFailure()) return;
     }
   }
@@ -337,7 +336,7 @@ TEST_P(SimdTables, MatmulSwigluEqualsItsSteps) {
         std::vector<float, CacheLineAllocator<float>> got(n, NAN);
         ASSERT_TRUE(matmul_swiglu_with(*table, g, u, x.data(), n_tokens, got.data(), p).ok());
         EXPECT_EQ(0, std::memcmp(got.data(), want.data(), n * sizeof(float)))
-            << name(type) << " n_out=" << n_out << " tokens=" << n_tokens << (p != nullptr ? " 2 threads" : "");
+            << type_name(type) << " n_out=" << n_out << " tokens=" << n_tokens << (p != nullptr ? " 2 threads" : "");
       }
     }
   }
@@ -386,7 +385,7 @@ TEST(SimdTables, ExtremeQuantsMatchTheReference) {
             std::vector<float> y(ref.y.size(), NAN);
             ASSERT_TRUE(matmul_with(*table, w.view(type, n_in, n_out), x.data(), n_tokens, y.data()).ok());
             expect_matches(type, ref, y, n_out,
-                           std::string(table->name) + " " + name(type) + " pattern=" + std::to_string(pattern) +
+                           std::string(table->name) + " " + type_name(type) + " pattern=" + std::to_string(pattern) +
                                " signs=" + std::to_string(sign_pattern) + " tokens=" + std::to_string(n_tokens));
             if (HasFailure()) return;
           }
@@ -445,7 +444,7 @@ TEST_P(SimdTables, DotAgreesWithTheReferenceAtAnyAlignment) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, SimdTables, ::testing::ValuesIn(kTypes),
-                         [](const auto& info) { return name(info.param); });
+                         [](const auto& info) { return type_name(info.param); });
 
 // --------------------------------------------------------- quantizers
 
@@ -501,7 +500,7 @@ TEST(SimdQuantizers, BytesIdenticalToTheReference) {
           const size_t off = seed % 7;  // misaligned output
           (table->*c.fn)(x.data(), n, got.data() + off);
           ASSERT_EQ(0, std::memcmp(want.data(), got.data() + off, bytes))
-              << table->name << " " << name(c.vdt) << " n=" << n << " seed=" << seed;
+              << table->name << " " << type_name(c.vdt) << " n=" << n << " seed=" << seed;
         }
       }
     }
@@ -523,13 +522,13 @@ TEST(Dispatch, TablesAreConsistent) {
   for (const KernelTable* t : tables) {
     for (TensorType type : kTypes) {
       const WeightKernels* k = t->find(type);
-      ASSERT_NE(k, nullptr) << t->name << " " << name(type);
+      ASSERT_NE(k, nullptr) << t->name << " " << type_name(type);
       EXPECT_NE(k->strip, nullptr);
       EXPECT_GE(k->strip_rows, 1);
       if (k->tile_strip != nullptr) {  // matmul needs all three, and no tile for a decode batch
-        EXPECT_NE(k->tile_acts, nullptr) << t->name << " " << name(type);
-        EXPECT_NE(k->tile_group_bytes, nullptr) << t->name << " " << name(type);
-        EXPECT_GE(k->tile_above, 4) << t->name << " " << name(type);
+        EXPECT_NE(k->tile_acts, nullptr) << t->name << " " << type_name(type);
+        EXPECT_NE(k->tile_group_bytes, nullptr) << t->name << " " << type_name(type);
+        EXPECT_GE(k->tile_above, 4) << t->name << " " << type_name(type);
       }
     }
     EXPECT_EQ(t->find(TensorType::IQ4_NL), nullptr);

@@ -34,6 +34,9 @@ StripFn arm_strip_fn(TensorType type, CpuLevel level) {
   switch (type) {
     case TensorType::Q4_0: return dotprod::strip_q4_0;
     case TensorType::Q8_0: return dotprod::strip_q8_0;
+    case TensorType::Q4_K: return dotprod::strip_q4_K;
+    case TensorType::Q5_K: return dotprod::strip_q5_K;
+    case TensorType::Q6_K: return dotprod::strip_q6_K;
     default: return nullptr;
   }
 }

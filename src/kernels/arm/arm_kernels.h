@@ -11,9 +11,9 @@
 //   neon:    dots F32, F16, BF16; Q4_0, Q5_0, Q8_0 (x Q8_0), Q4_1, Q5_1
 //            (x Q8_1), Q4_K, Q5_K, Q6_K (x Q8_K) with widening 8-bit
 //            multiplies; activation quantizers Q8_0, Q8_1, Q8_K
-//   dotprod: the same quantized dots with SDOT (vdotq_s32); Q4_0 and Q8_0
-//            strips of 4-row x 4-token tiles (SDOT by element, rows in
-//            the lanes) for two tokens and more
+//   dotprod: the same quantized dots with SDOT (vdotq_s32); Q4_0, Q8_0,
+//            Q4_K, Q5_K and Q6_K strips of 4-row x 4-token tiles (SDOT by
+//            element, rows in the lanes) for any number of tokens
 //   i8mm:    2-row x 2-token tiles for Q8_0 and Q4_0 with SMMLA
 //            (arm_vec_dot_2x2_fn; the matmul strips are dotprod's)
 //
@@ -29,7 +29,7 @@
 //    by default);
 //  - Q4_K, Q5_K and Q6_K scale whole super-block sums (the reference keeps
 //    eight partial sums), so they may differ by a few ulps of
-//    sum |w_i * x_i|;
+//    sum |w_i * x_i|; their strips give their row dots' floats exactly;
 //  - the activation quantizers write exactly the bytes of
 //    ref::quantize_row_*_act (for every input without signalling NaNs).
 #pragma once

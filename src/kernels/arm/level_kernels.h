@@ -42,9 +42,13 @@ float vec_dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q5_K(int64_t n, const uint8_t* w_row, const void* x_row);
 float vec_dot_q6_K(int64_t n, const uint8_t* w_row, const void* x_row);
-// Strips of 4-row x 4-token SDOT tiles (strip_dotprod.cpp).
+// Strips of 4-row x 4-token SDOT tiles (strip_dotprod.cpp,
+// strip_kquants_dotprod.cpp).
 void strip_q4_0(const StripArgs& a);
 void strip_q8_0(const StripArgs& a);
+void strip_q4_K(const StripArgs& a);
+void strip_q5_K(const StripArgs& a);
+void strip_q6_K(const StripArgs& a);
 }  // namespace dotprod
 
 namespace i8mm {

@@ -1,0 +1,231 @@
+// Q4_K, Q5_K and Q6_K strips (x Q8_K, any number of tokens) of 4-row x
+// 4-token SDOT tiles, rows in the lanes (tile_dotprod.h; compiled with
+// +dotprod, only called when the CPU has it).
+//
+// Per super-block the four rows' quants are transposed in 4-byte groups
+// once and serve every token of the tile: one sub-block of one token is
+// SDOTs by element (16 products each per row) leaving the row's exact
+// sub-block sum in its lane, then one multiply-add by the four rows'
+// sub-block scales (an int32 vector, lane r = row r's). The integers are
+// the row dots' (int8_dot_kernels.h) and so is the float update, lane by
+// lane:
+//   Q4_K / Q5_K: scaled += (d_w * d_x) * isum, mins += (dmin_w * d_x) *
+//                mins_term (sum of min_s times the sub-block's activation
+//                sum, from bsums); the result scaled - mins;
+//   Q6_K:        sum += (d_w * d_x) * isum, the quants' offset 32 taken off
+//                each quant before its product.
+// So a strip gives the row dot's float for every (row, token), bit for bit
+// (a few ulps from the reference's eight lane sums, as the row dots).
+//
+// Instructions executed per (row, token, 32 weights), 1024-input rows, 16
+// rows (tools/arm_instruction_count.sh under qemu; no aarch64 hardware here
+// to time them), strip / row dot: 1 token Q4_K 12.5 / 20.9, Q5_K 21.1 /
+// 27.2, Q6_K 21.4 / 25.4; 4 tokens Q4_K 7.8 / 20.6, Q5_K 10.9 / 26.8,
+// Q6_K 12.0 / 25.1.
+#include <arm_neon.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/arm/level_kernels.h"
+#include "kernels/arm/neon_util.h"
+#include "kernels/arm/tile_dotprod.h"
+#include "kernels/dispatch.h"
+#include "tensor/blocks.h"
+
+namespace kazeia::kernels::arm::dotprod {
+namespace {
+
+// Byte j (0..3) of each 32-bit lane, zero-extended (j need not be a
+// constant: a shift by a register, so a rolled loop does not branch on it).
+inline int32x4_t lane_byte(uint8x16_t v, int j) {
+  const uint32x4_t w = vshlq_u32(vreinterpretq_u32_u8(v), vdupq_n_s32(-8 * j));
+  return vreinterpretq_s32_u32(vandq_u32(w, vdupq_n_u32(0xFF)));
+}
+
+// The 8 six-bit scales and mins of a Q4_K / Q5_K super-block of the four
+// rows (the layout of scale_min_k4 in tensor/blocks.h), unpacked for all of
+// them at once from the rows' 12 scale bytes transposed: lane r of
+// scale_lo holds row r's scales 0..3 as bytes, scale_hi 4..7, the same for
+// the mins. Reads 16 bytes at the scales (the last 4 are the block's next
+// field).
+struct K4Scales {
+  uint8x16_t scale_lo, scale_hi, min_lo, min_hi;
+  // Sub-block s's scale (min) of the four rows as int32 lanes.
+  int32x4_t scale(int s) const { return lane_byte(pick(s, scale_lo, scale_hi), s % 4); }
+  int32x4_t min(int s) const { return lane_byte(pick(s, min_lo, min_hi), s % 4); }
+  // lo for s < 4, else hi, without a branch.
+  static uint8x16_t pick(int s, uint8x16_t lo, uint8x16_t hi) {
+    return vbslq_u8(vdupq_n_u8(s < 4 ? 0xFF : 0), lo, hi);
+  }
+};
+inline K4Scales k4_scales(const uint8_t* const rows[kTileRows], size_t at) {
+  int8x16_t t[4];
+  load_transposed(rows, at, t);
+  const uint8x16_t b0 = vreinterpretq_u8_s8(t[0]), b4 = vreinterpretq_u8_s8(t[1]), b8 = vreinterpretq_u8_s8(t[2]);
+  const uint8x16_t low6 = vdupq_n_u8(63), low4 = vdupq_n_u8(0x0F);
+  // j < 4: bytes j and j + 4, low 6 bits; j >= 4: byte j + 4's nibble and
+  // the top 2 bits of bytes j - 4 (scale) and j (min).
+  return {vandq_u8(b0, low6), vorrq_u8(vandq_u8(b8, low4), vshlq_n_u8(vshrq_n_u8(b0, 6), 4)), vandq_u8(b4, low6),
+          vorrq_u8(vshrq_n_u8(b8, 4), vshlq_n_u8(vshrq_n_u8(b4, 6), 4))};
+}
+
+// Q4_K (kQ5 false) and Q5_K.
+template <bool kQ5>
+struct K45Tile {
+  using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
+
+  template <int C>
+  struct Of {
+    // Unrolled for one token only: for two, Q4_K / Q5_K spilled (1.08x /
+    // 1.24x the instructions of the rolled loop; tools/arm_instruction_count.sh).
+    static constexpr bool kUnroll = C == 1;
+    static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
+      const BlockQ8_K* x[C];
+      for (int c = 0; c < C; ++c)
+        x[c] = reinterpret_cast<const BlockQ8_K*>(a.x.q + static_cast<size_t>(t0 + c) * a.x.q_stride);
+      float32x4_t scaled[C], mins[C];
+      for (int c = 0; c < C; ++c) scaled[c] = mins[c] = vdupq_n_f32(0.0f);
+      const uint8x16_t low4 = vdupq_n_u8(0x0F), sixteen = vdupq_n_u8(0x10);
+      for (int64_t sb = 0; sb < a.n_in / kQK_K; ++sb) {
+        const size_t at = sizeof(Block) * static_cast<size_t>(sb);
+        const K4Scales ks = k4_scales(rows, at + offsetof(Block, scales));
+        int32x4_t isum[C];
+        for (int c = 0; c < C; ++c) isum[c] = vdupq_n_s32(0);
+        // What depends on the chunk is computed, not branched on, so the
+        // chunk loop may stay rolled (repeat, tile_dotprod.h).
+        repeat<4, kUnroll>([&](auto ch_) {
+          const int ch = ch_;
+          // Chunk ch: 32 bytes of qs, sub-block 2ch in the low nibbles, 2ch + 1 in the high.
+          int8x16_t q[2][4];
+          load_transposed(rows, at + offsetof(Block, qs) + 32 * ch, q[0]);
+          load_transposed(rows, at + offsetof(Block, qs) + 32 * ch + 16, q[1]);
+          // Q5_K: the fifth bits of elements l = 0..15 and 16..31 (bit s:
+          // sub-block s), transposed again per chunk (kept, they crowded
+          // out the rest of the registers).
+          int8x16_t qh[2][4];
+          if constexpr (kQ5) {
+            load_transposed(rows, at + offsetof(BlockQ5_K, qh), qh[0]);
+            load_transposed(rows, at + offsetof(BlockQ5_K, qh) + 16, qh[1]);
+          }
+          for (int half = 0; half < 2; ++half) {
+            const int s = 2 * ch + half;
+            int8x16_t g[2][4];  // sub-block s, elements 0..15 and 16..31
+            for (int i = 0; i < 2; ++i) {
+              for (int k = 0; k < 4; ++k) {
+                const uint8x16_t b = vreinterpretq_u8_s8(q[i][k]);
+                uint8x16_t v = half == 0 ? vandq_u8(b, low4) : vshrq_n_u8(b, 4);
+                if constexpr (kQ5) {
+                  const uint8x16_t bit = vdupq_n_u8(static_cast<uint8_t>(1u << s));
+                  v = vorrq_u8(v, vandq_u8(vtstq_u8(vreinterpretq_u8_s8(qh[i][k]), bit), sixteen));
+                }
+                g[i][k] = vreinterpretq_s8_u8(v);
+              }
+            }
+            const int32x4_t scale = ks.scale(s);
+            for (int c = 0; c < C; ++c) {
+              const int8_t* xq = x[c][sb].qs + 32 * s;
+              const int32x4_t sum = vaddq_s32(dot16(vdupq_n_s32(0), g[0], vld1q_s8(xq)),
+                                              dot16(vdupq_n_s32(0), g[1], vld1q_s8(xq + 16)));
+              isum[c] = vmlaq_s32(isum[c], sum, scale);
+            }
+          }
+        });
+        const float32x4_t dw = row_halves(rows, at + offsetof(Block, d));
+        const float32x4_t dmin = row_halves(rows, at + offsetof(Block, dmin));
+        for (int c = 0; c < C; ++c) {
+          const BlockQ8_K& xb = x[c][sb];
+          // sum over the sub-blocks of min_s times the activations' sum over
+          // s (bsums of 16 in pairs: at most 2 * 16 * 128, int16).
+          const int16x8_t pairs = vpaddq_s16(vld1q_s16(xb.bsums), vld1q_s16(xb.bsums + 8));
+          const int32x4_t p_lo = vmovl_s16(vget_low_s16(pairs)), p_hi = vmovl_high_s16(pairs);
+          int32x4_t mt = vmulq_laneq_s32(ks.min(0), p_lo, 0);
+          mt = vmlaq_laneq_s32(mt, ks.min(1), p_lo, 1);
+          mt = vmlaq_laneq_s32(mt, ks.min(2), p_lo, 2);
+          mt = vmlaq_laneq_s32(mt, ks.min(3), p_lo, 3);
+          mt = vmlaq_laneq_s32(mt, ks.min(4), p_hi, 0);
+          mt = vmlaq_laneq_s32(mt, ks.min(5), p_hi, 1);
+          mt = vmlaq_laneq_s32(mt, ks.min(6), p_hi, 2);
+          mt = vmlaq_laneq_s32(mt, ks.min(7), p_hi, 3);
+          scaled[c] = vaddq_f32(scaled[c], vmulq_f32(vmulq_n_f32(dw, xb.d), vcvtq_f32_s32(isum[c])));
+          mins[c] = vaddq_f32(mins[c], vmulq_f32(vmulq_n_f32(dmin, xb.d), vcvtq_f32_s32(mt)));
+        }
+      }
+      for (int c = 0; c < C; ++c)
+        store_rows(a.y + static_cast<size_t>(t0 + c) * a.ldy, vsubq_f32(scaled[c], mins[c]), n_real);
+    }
+  };
+};
+
+// Q6_K. A half h (128 elements) is 64 bytes of ql (4 low bits) and 32 of qh
+// (2 high bits each); chunk k = 0..7 of it (16 elements, sub-block 8h + k)
+// takes ql bytes 16 (k % 4) .. + 15, low nibbles for k < 4, and bit pair
+// k / 2 of qh bytes 16 (k % 2) .. + 15 (the order documented at BlockQ6_K).
+// Chunks p and p + 4 share their ql bytes and qh bytes: both are built from
+// one transposed pair of pieces.
+struct Q6KTile {
+  template <int C>
+  struct Of {
+    // Unrolled for up to two tokens (two: 0.85x the instructions of the
+    // rolled loop; four spilled, 1.03x).
+    static constexpr bool kUnroll = C <= 2;
+    static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
+      const BlockQ8_K* x[C];
+      for (int c = 0; c < C; ++c)
+        x[c] = reinterpret_cast<const BlockQ8_K*>(a.x.q + static_cast<size_t>(t0 + c) * a.x.q_stride);
+      float32x4_t acc[C];
+      for (int c = 0; c < C; ++c) acc[c] = vdupq_n_f32(0.0f);
+      const uint8x16_t low4 = vdupq_n_u8(0x0F), bits45 = vdupq_n_u8(0x30);
+      const int8x16_t bias = vdupq_n_s8(32);
+      for (int64_t sb = 0; sb < a.n_in / kQK_K; ++sb) {
+        const size_t at = sizeof(BlockQ6_K) * static_cast<size_t>(sb);
+        // Scales (int8): group j of the transposed 16 bytes holds scales
+        // 4j .. 4j + 3 of row r in lane r.
+        int8x16_t sc[4];
+        load_transposed(rows, at + offsetof(BlockQ6_K, scales), sc);
+        int32x4_t isum[C];
+        for (int c = 0; c < C; ++c) isum[c] = vdupq_n_s32(0);
+        // What depends on h and p is computed, not branched on, so their
+        // loops may stay rolled (repeat, tile_dotprod.h).
+        repeat<8, kUnroll>([&](auto hp) {
+          const int h = hp / 4, p = hp % 4;
+          int8x16_t l[4], qh[4];
+          load_transposed(rows, at + offsetof(BlockQ6_K, ql) + 64 * h + 16 * p, l);
+          load_transposed(rows, at + offsetof(BlockQ6_K, qh) + 32 * h + 16 * (p % 2), qh);
+          for (int high = 0; high < 2; ++high) {
+            const int k = p + 4 * high;
+            int8x16_t g[4];
+            const int8x16_t top_shift = vdupq_n_s8(static_cast<int8_t>(4 - 2 * (k / 2)));
+            for (int j = 0; j < 4; ++j) {
+              const uint8x16_t lb = vreinterpretq_u8_s8(l[j]), hb = vreinterpretq_u8_s8(qh[j]);
+              const uint8x16_t nibble = high == 0 ? vandq_u8(lb, low4) : vshrq_n_u8(lb, 4);
+              const uint8x16_t top = vshlq_u8(hb, top_shift);  // bit pair k / 2 to bits 4..5
+              g[j] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(nibble, vandq_u8(top, bits45))), bias);
+            }
+            // Sub-block 8h + k's scales, sign-extended from byte k % 4 of group k / 4.
+            const int s = 8 * h + k;
+            const int32x4_t word = vreinterpretq_s32_s8(sc[s / 4]);
+            const int32x4_t scale = vshrq_n_s32(vshlq_s32(word, vdupq_n_s32(8 * (3 - s % 4))), 24);
+            for (int c = 0; c < C; ++c) {
+              const int32x4_t sum = dot16(vdupq_n_s32(0), g, vld1q_s8(x[c][sb].qs + 128 * h + 16 * k));
+              isum[c] = vmlaq_s32(isum[c], sum, scale);
+            }
+          }
+        });
+        const float32x4_t dw = row_halves(rows, at + offsetof(BlockQ6_K, d));
+        for (int c = 0; c < C; ++c)
+          acc[c] = vaddq_f32(acc[c], vmulq_f32(vmulq_n_f32(dw, x[c][sb].d), vcvtq_f32_s32(isum[c])));
+      }
+      for (int c = 0; c < C; ++c) store_rows(a.y + static_cast<size_t>(t0 + c) * a.ldy, acc[c], n_real);
+    }
+  };
+};
+
+}  // namespace
+
+void strip_q4_K(const StripArgs& a) { tile_strip<K45Tile<false>::Of>(a); }
+void strip_q5_K(const StripArgs& a) { tile_strip<K45Tile<true>::Of>(a); }
+void strip_q6_K(const StripArgs& a) { tile_strip<Q6KTile::Of>(a); }
+
+}  // namespace kazeia::kernels::arm::dotprod

@@ -1,0 +1,114 @@
+// What the SDOT tile strips share (strip_dotprod.cpp: Q4_0 / Q8_0,
+// strip_kquants_dotprod.cpp: Q4_K / Q5_K / Q6_K): 4 weight rows in the 4
+// lanes of a vector, their quants transposed in 4-byte groups so that SDOT
+// by element (vdotq_laneq_s32) against one token's 16 activation bytes adds
+// four groups of each row into its own lane.
+//
+// Include only from *_dotprod.cpp sources (compiled with +dotprod); like
+// neon_util.h, everything is in an anonymous namespace.
+#pragma once
+
+#include <arm_neon.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "kernels/arm/neon_util.h"
+#include "kernels/dispatch.h"
+
+namespace kazeia::kernels::arm {
+namespace {
+
+constexpr int kTileRows = 4;    // rows per tile (the lanes)
+constexpr int kTileTokens = 4;  // most tokens per tile
+
+// [a0 b0 a2 b2], [a1 b1 a3 b3] of two rows' 32-bit groups, then the 64-bit
+// halves of two such pairs: g[k] = group k of rows 0..3 in lanes 0..3.
+inline void transpose4(const int8x16_t r[4], int8x16_t g[4]) {
+  const int32x4_t r0 = vreinterpretq_s32_s8(r[0]), r1 = vreinterpretq_s32_s8(r[1]);
+  const int32x4_t r2 = vreinterpretq_s32_s8(r[2]), r3 = vreinterpretq_s32_s8(r[3]);
+  const int64x2_t t0 = vreinterpretq_s64_s32(vtrn1q_s32(r0, r1)), t1 = vreinterpretq_s64_s32(vtrn2q_s32(r0, r1));
+  const int64x2_t t2 = vreinterpretq_s64_s32(vtrn1q_s32(r2, r3)), t3 = vreinterpretq_s64_s32(vtrn2q_s32(r2, r3));
+  g[0] = vreinterpretq_s8_s64(vtrn1q_s64(t0, t2));
+  g[1] = vreinterpretq_s8_s64(vtrn1q_s64(t1, t3));
+  g[2] = vreinterpretq_s8_s64(vtrn2q_s64(t0, t2));
+  g[3] = vreinterpretq_s8_s64(vtrn2q_s64(t1, t3));
+}
+
+// 16 bytes at `at` of each of the four rows, transposed.
+inline void load_transposed(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[4]) {
+  int8x16_t q[kTileRows];
+  for (int r = 0; r < kTileRows; ++r) q[r] = load_s8x16(rows[r] + at);
+  transpose4(q, g);
+}
+
+// Lane r: the exact sum of 16 products, group k of g against bytes
+// 4k .. 4k + 3 of x (k = 0..3), added to acc.
+inline int32x4_t dot16(int32x4_t acc, const int8x16_t g[4], int8x16_t x) {
+  acc = vdotq_laneq_s32(acc, g[0], x, 0);
+  acc = vdotq_laneq_s32(acc, g[1], x, 1);
+  acc = vdotq_laneq_s32(acc, g[2], x, 2);
+  return vdotq_laneq_s32(acc, g[3], x, 3);
+}
+
+// The four fp16 values at `at` of the rows, as floats in lanes 0..3.
+inline float32x4_t row_halves(const uint8_t* const rows[kTileRows], size_t at) {
+  return halves_to_f32x4(load_u16(rows[0] + at), load_u16(rows[1] + at), load_u16(rows[2] + at),
+                         load_u16(rows[3] + at));
+}
+
+// A strip: rows in groups of 4 (the last group repeats its last real row;
+// only real rows are stored), tokens in groups of at most 4. Tile<C> is
+// called as tile<C>(a, rows, n_real, t0): rows of one group times tokens
+// t0 .. t0 + C - 1, written to a.y (already offset to the group's row).
+template <template <int> class Tile>
+void tile_strip(const StripArgs& a) {
+  for (int64_t r0 = 0; r0 < a.n_rows; r0 += kTileRows) {
+    const int n_real = static_cast<int>(a.n_rows - r0 < kTileRows ? a.n_rows - r0 : kTileRows);
+    const uint8_t* rows[kTileRows];
+    for (int r = 0; r < kTileRows; ++r)
+      rows[r] = a.w + static_cast<size_t>(r0 + (r < n_real ? r : n_real - 1)) * a.w_stride;
+    StripArgs at = a;
+    at.y = a.y + r0;
+    int64_t t = 0;
+    for (; t + kTileTokens <= a.x.n_tokens; t += kTileTokens) Tile<kTileTokens>::run(at, rows, n_real, t);
+    switch (a.x.n_tokens - t) {
+      case 3: Tile<3>::run(at, rows, n_real, t); break;
+      case 2: Tile<2>::run(at, rows, n_real, t); break;
+      case 1: Tile<1>::run(at, rows, n_real, t); break;
+      default: break;
+    }
+  }
+}
+
+// fn(i) for i = 0 .. N - 1: unrolled with i a compile-time constant
+// (std::integral_constant) when kUnroll, else a plain loop. A tile of few
+// tokens unrolls its loops (what depends on i folds to constants); one of
+// four keeps them rolled (unrolled, its tokens' sums and the unpacked quants
+// spilled). Which is which is counted per format (strip_kquants_dotprod.cpp).
+template <int N, bool kUnroll, class Fn>
+inline void repeat(Fn&& fn) {
+  if constexpr (kUnroll) {
+    [&]<int... I>(std::integer_sequence<int, I...>) {
+      (fn(std::integral_constant<int, I>{}), ...);
+    }(std::make_integer_sequence<int, N>{});
+  } else {
+    for (int i = 0; i < N; ++i) fn(i);
+  }
+}
+
+// Token t's four results (lanes = rows) into y + t * ldy, the first n_real.
+inline void store_rows(float* y, float32x4_t v, int n_real) {
+  if (n_real == kTileRows) {
+    vst1q_f32(y, v);
+    return;
+  }
+  float out[kTileRows];
+  vst1q_f32(out, v);
+  for (int r = 0; r < n_real; ++r) y[r] = out[r];
+}
+
+}  // namespace
+}  // namespace kazeia::kernels::arm

@@ -1,0 +1,82 @@
+// Runs one ARM matmul strip kernel `reps` times on random rows, for
+// tools/arm_instruction_count.sh, which counts the instructions qemu
+// executes (one per translation block with -singlestep) at two repetition
+// counts: the difference is the kernel's instructions per call, setup
+// excluded.
+//   arm_strip_calls TYPE N_IN ROWS TOKENS strip|dot REPS
+// strip: arm_strip_fn(TYPE, dotprod) (the 4 x 4 SDOT tiles); dot: the
+// dotprod row dot once per (row, token), as strip_from_dot calls it.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/arm/arm_kernels.h"
+#include "kernels/dispatch.h"
+#include "kernels/kernels.h"
+#include "tensor/quant.h"
+
+using namespace kazeia;
+using namespace kazeia::kernels;
+
+int main(int argc, char** argv) {
+  if (argc != 7) {
+    std::fprintf(stderr, "usage: %s TYPE N_IN ROWS TOKENS strip|dot REPS\n", argv[0]);
+    return 2;
+  }
+  TensorType type{};
+  bool found = false;
+  for (TensorType t : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+    if (tensor_type_name(t) == argv[1]) type = t, found = true;
+  }
+  if (!found) return std::fprintf(stderr, "unknown type %s\n", argv[1]), 2;
+  const int64_t n_in = std::atoll(argv[2]), rows = std::atoll(argv[3]), tokens = std::atoll(argv[4]);
+  const bool use_strip = std::strcmp(argv[5], "strip") == 0;
+  const int reps = std::atoi(argv[6]);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  std::vector<float> f(static_cast<size_t>(n_in));
+  const size_t row_bytes = type_row_bytes(type, n_in);
+  std::vector<uint8_t> w(row_bytes * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : f) v = normal(rng);
+    if (!quantize_row(type, f.data(), w.data() + row_bytes * static_cast<size_t>(r), n_in).ok()) return 1;
+  }
+  const TensorType vdt = vec_dot_type(type);
+  const size_t x_bytes = activation_row_bytes(vdt, n_in);
+  std::vector<uint8_t> x(x_bytes * static_cast<size_t>(tokens));
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (auto& v : f) v = normal(rng);
+    if (!quantize_activations(vdt, f.data(), n_in, x.data() + x_bytes * static_cast<size_t>(t)).ok()) return 1;
+  }
+  std::vector<float> y(static_cast<size_t>(rows * tokens));
+  StripArgs a;
+  a.n_in = n_in;
+  a.w = w.data();
+  a.w_stride = row_bytes;
+  a.n_rows = rows;
+  a.x.q = x.data();
+  a.x.q_stride = x_bytes;
+  a.x.n_tokens = tokens;
+  a.y = y.data();
+  a.ldy = static_cast<size_t>(rows);
+  a.dot = arm::arm_vec_dot_fn(type, CpuLevel::kDotprod);
+  const arm::StripFn strip = arm::arm_strip_fn(type, CpuLevel::kDotprod);
+  if (use_strip && strip == nullptr) return std::fprintf(stderr, "no strip for %s\n", argv[1]), 1;
+  float sink = 0;
+  for (int i = 0; i < reps; ++i) {
+    if (use_strip) {
+      strip(a);
+    } else {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t t = 0; t < tokens; ++t)
+          y[static_cast<size_t>(t * rows + r)] = a.dot(n_in, w.data() + row_bytes * static_cast<size_t>(r),
+                                                        x.data() + x_bytes * static_cast<size_t>(t));
+    }
+    sink += y[0];
+  }
+  std::printf("%g\n", static_cast<double>(sink));
+  return 0;
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Instructions one ARM strip call executes, counted by qemu (no aarch64
+# hardware here to time the ARM kernels): tools/arm_count/arm_strip_calls.cpp
+# runs the kernel R and 2R times under qemu-aarch64 -cpu max -singlestep
+# -d exec (one logged translation block per executed instruction); the
+# difference over R is the per-call count, setup excluded. Needs the ARM
+# build (scripts/test-arm.sh).
+#   tools/arm_instruction_count.sh TYPE N_IN ROWS TOKENS [R]
+# prints the 4 x 4 SDOT tile strip's and the row dot's (once per row and
+# token) instructions per call and per (row, token, 32 weights).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${KAZEIA_ARM_BUILD_DIR:-$ROOT/build-arm}"
+[ $# -ge 4 ] || { sed -n '2,11p' "$0"; exit 2; }
+type="$1" n_in="$2" rows="$3" tokens="$4" reps="${5:-4}"
+[ -f "$BUILD/libkz_kernels.a" ] || { echo "no ARM build in $BUILD (run scripts/test-arm.sh)" >&2; exit 1; }
+bin="$BUILD/arm_strip_calls"
+aarch64-linux-gnu-g++ -O2 -std=c++20 -I"$ROOT/src" -I"$BUILD/layer_include/kernels" -I"$BUILD/layer_include/_status" \
+  -I"$BUILD/layer_include/tensor" -I"$BUILD/layer_include/format" -I"$BUILD/layer_include/base" \
+  "$ROOT/tools/arm_count/arm_strip_calls.cpp" "$BUILD/libkz_kernels.a" "$BUILD/libkz_tensor.a" \
+  "$BUILD/libkz_format.a" "$BUILD/libkz_base.a" -o "$bin" -lpthread
+count() {  # MODE REPS: instructions qemu executed
+  qemu-aarch64 -cpu max -L /usr/aarch64-linux-gnu -singlestep -d exec -D /dev/stdout "$bin" "$type" "$n_in" "$rows" \
+    "$tokens" "$1" "$2" | grep -c '^Trace'
+}
+for mode in ${ARM_COUNT_MODES:-strip dot}; do
+  one=$(count "$mode" "$reps")
+  two=$(count "$mode" $((2 * reps)))
+  per_call=$(((two - one) / reps))
+  awk -v m="$mode" -v c="$per_call" -v r="$rows" -v t="$tokens" -v n="$n_in" \
+    'BEGIN { printf "%-5s %10d instructions a call, %6.2f per (row, token, 32 weights)\n", m, c, c / (r * t * n / 32) }'
+done
