@@ -8,11 +8,12 @@
 #   tools/arm_instruction_count.sh TYPE N_IN ROWS TOKENS [R]
 # prints the 4 x 4 SDOT tile strip's and the row dot's (once per row and
 # token) instructions per call and per (row, token, 32 weights);
-# ARM_COUNT_MODES=strip (or dot) counts one of them.
+# ARM_COUNT_MODES=strip (or dot) counts one of them; ARM_COUNT_LEVEL=i8mm
+# takes that level's strip (default dotprod).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${KAZEIA_ARM_BUILD_DIR:-$ROOT/build-arm}"
-[ $# -ge 4 ] || { sed -n '2,12p' "$0"; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,14p' "$0"; exit 2; }
 type="$1" n_in="$2" rows="$3" tokens="$4" reps="${5:-4}"
 [ -f "$BUILD/libkz_kernels.a" ] || { echo "no ARM build in $BUILD (run scripts/test-arm.sh)" >&2; exit 1; }
 bin="$BUILD/arm_strip_calls"
@@ -22,7 +23,7 @@ aarch64-linux-gnu-g++ -O2 -std=c++20 -I"$ROOT/src" -I"$BUILD/layer_include/kerne
   "$BUILD/libkz_format.a" "$BUILD/libkz_base.a" -o "$bin" -lpthread
 count() {  # MODE REPS: instructions qemu executed
   qemu-aarch64 -cpu max -L /usr/aarch64-linux-gnu -singlestep -d exec -D /dev/stdout "$bin" "$type" "$n_in" "$rows" \
-    "$tokens" "$1" "$2" | grep -c '^Trace'
+    "$tokens" "$1" "$2" "${ARM_COUNT_LEVEL:-dotprod}" | grep -c '^Trace'
 }
 for mode in ${ARM_COUNT_MODES:-strip dot}; do
   one=$(count "$mode" "$reps")

@@ -3,16 +3,19 @@
 // executes (one per translation block with -singlestep) at two repetition
 // counts: the difference is the kernel's instructions per call, setup
 // excluded.
-//   arm_strip_calls TYPE N_IN ROWS TOKENS strip|dot REPS
-// strip: arm_strip_fn(TYPE, dotprod) (the 4 x 4 SDOT tiles); dot: the
-// dotprod row dot once per (row, token), as strip_from_dot calls it.
+//   arm_strip_calls TYPE N_IN ROWS TOKENS strip|dot REPS [LEVEL]
+// strip: arm_strip_fn(TYPE, LEVEL) (dotprod, the default: the 4 x 4 SDOT
+// tiles; i8mm: Q4_0 / Q8_0's SMMLA tiles); dot: the level's row dot once
+// per (row, token), as strip_from_dot calls it.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "kernels/arm/arm_kernels.h"
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
@@ -22,10 +25,12 @@ using namespace kazeia;
 using namespace kazeia::kernels;
 
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    std::fprintf(stderr, "usage: %s TYPE N_IN ROWS TOKENS strip|dot REPS\n", argv[0]);
+  if (argc != 7 && argc != 8) {
+    std::fprintf(stderr, "usage: %s TYPE N_IN ROWS TOKENS strip|dot REPS [LEVEL]\n", argv[0]);
     return 2;
   }
+  const std::optional<CpuLevel> level = parse_cpu_level(argc == 8 ? argv[7] : "dotprod");
+  if (!level) return std::fprintf(stderr, "unknown level %s\n", argv[7]), 2;
   TensorType type{};
   bool found = false;
   for (TensorType t : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
@@ -62,8 +67,8 @@ int main(int argc, char** argv) {
   a.x.n_tokens = tokens;
   a.y = y.data();
   a.ldy = static_cast<size_t>(rows);
-  a.dot = arm::arm_vec_dot_fn(type, CpuLevel::kDotprod);
-  const arm::StripFn strip = arm::arm_strip_fn(type, CpuLevel::kDotprod);
+  a.dot = arm::arm_vec_dot_fn(type, *level);
+  const arm::StripFn strip = arm::arm_strip_fn(type, *level);
   if (use_strip && strip == nullptr) return std::fprintf(stderr, "no strip for %s\n", argv[1]), 1;
   float sink = 0;
   for (int i = 0; i < reps; ++i) {

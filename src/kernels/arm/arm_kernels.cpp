@@ -26,14 +26,15 @@ bool at_least(CpuLevel level, CpuLevel wanted) {
 
 }  // namespace
 
-// From dotprod up, the 4-row x 4-token SDOT tiles (strip_dotprod.cpp):
-// fewer instructions per product than the i8mm 2x2 tiles or the row dots
-// (counts there), so i8mm CPUs take them too.
+// From dotprod up, the 4-row x 4-token SDOT tiles (strip_dotprod.cpp,
+// strip_kquants_dotprod.cpp); at i8mm, Q4_0 and Q8_0 take 4 x 4 tiles of
+// SMMLAs (strip_i8mm.cpp; instruction counts there).
 StripFn arm_strip_fn(TensorType type, CpuLevel level) {
   if (!at_least(level, CpuLevel::kDotprod)) return nullptr;
+  const bool mmla = at_least(level, CpuLevel::kI8mm);
   switch (type) {
-    case TensorType::Q4_0: return dotprod::strip_q4_0;
-    case TensorType::Q8_0: return dotprod::strip_q8_0;
+    case TensorType::Q4_0: return mmla ? i8mm::strip_q4_0 : dotprod::strip_q4_0;
+    case TensorType::Q8_0: return mmla ? i8mm::strip_q8_0 : dotprod::strip_q8_0;
     case TensorType::Q4_K: return dotprod::strip_q4_K;
     case TensorType::Q5_K: return dotprod::strip_q5_K;
     case TensorType::Q6_K: return dotprod::strip_q6_K;
@@ -74,15 +75,6 @@ VecDotFn arm_vec_dot_fn(TensorType type, CpuLevel level) {
   return nullptr;
 }
 
-VecDot2x2Fn arm_vec_dot_2x2_fn(TensorType type, CpuLevel level) {
-  if (!at_least(level, CpuLevel::kI8mm)) return nullptr;
-  switch (type) {
-    case TensorType::Q4_0: return i8mm::vec_dot_q4_0_2x2;
-    case TensorType::Q8_0: return i8mm::vec_dot_q8_0_2x2;
-    default: return nullptr;
-  }
-}
-
 QuantizeActFn arm_quantize_act_fn(TensorType vec_dot_type, CpuLevel level) {
   if (!at_least(level, CpuLevel::kNeon)) return nullptr;
   switch (vec_dot_type) {
@@ -103,7 +95,6 @@ FloatToHalfFn arm_fp32_to_fp16_fn(CpuLevel level) {
 #else  // not aarch64
 
 VecDotFn arm_vec_dot_fn(TensorType, CpuLevel) { return nullptr; }
-VecDot2x2Fn arm_vec_dot_2x2_fn(TensorType, CpuLevel) { return nullptr; }
 StripFn arm_strip_fn(TensorType, CpuLevel) { return nullptr; }
 QuantizeActFn arm_quantize_act_fn(TensorType, CpuLevel) { return nullptr; }
 HalfToFloatFn arm_fp16_to_fp32_fn(CpuLevel) { return nullptr; }

@@ -14,15 +14,15 @@
 //   dotprod: the same quantized dots with SDOT (vdotq_s32); Q4_0, Q8_0,
 //            Q4_K, Q5_K and Q6_K strips of 4-row x 4-token tiles (SDOT by
 //            element, rows in the lanes) for any number of tokens
-//   i8mm:    2-row x 2-token tiles for Q8_0 and Q4_0 with SMMLA
-//            (arm_vec_dot_2x2_fn; the matmul strips are dotprod's)
+//   i8mm:    Q4_0 and Q8_0 strips of 4-row x 4-token tiles of 2x2
+//            SMMLAs for two tokens and more
 //
 // Agreement with the reference (src/kernels/ref, tested in
 // tests/kernels/arm_*_test.cpp):
 //  - integer sums of each block / sub-block are exact, the same integers the
 //    reference computes;
 //  - F32, F16, BF16 and the legacy formats Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
-//    (row dots and 2x2 tiles) also repeat the reference's float operations
+//    (row dots and strips) also repeat the reference's float operations
 //    in its order: bit-identical results, so these types give the same
 //    logits at every level. This holds when the compiler does not contract
 //    a * b + c into fused multiply-adds (-ffp-contract=off; GCC contracts
@@ -51,30 +51,18 @@ namespace kazeia::kernels::arm {
 // ref::vec_dot_fn(), a drop-in replacement for it.
 using VecDotFn = ref::VecDotFn;
 
-// Two weight rows times two activation rows in one pass (the i8mm tile):
-//   y[0] = w0 . x0    y[1] = w1 . x0
-//   y[y_stride] = w0 . x1    y[y_stride + 1] = w1 . x1
-// with w0 = w_rows, w1 = w_rows + w_row_bytes (weight type, any alignment),
-// x0 = x_rows, x1 = x_rows + x_row_bytes (vec-dot type, as written by
-// quantize_activations). That is matmul's output layout y[t * n_out + r]
-// with y_stride = n_out. Each of the four results equals what the VecDotFn of
-// the same type gives up to float summation order.
-using VecDot2x2Fn = void (*)(int64_t n, const uint8_t* w_rows, size_t w_row_bytes,
-                             const void* x_rows, size_t x_row_bytes, float* y, size_t y_stride);
-
 // Converts n floats (a multiple of the block size) to an activation block
 // type; the signature of ref::quantize_row_*_act.
 using QuantizeActFn = void (*)(const float* x, int64_t n, uint8_t* out);
 
 // A matmul strip (dispatch.h's StripFn: rows [0, n_rows) of a strip times
-// every token): from dotprod, the 4 x 4 SDOT tiles' (i8mm CPUs too: the
-// 2x2 SMMLA tiles take more instructions per product). Any n_rows works;
-// kArmStripRows is a good strip_rows. nullptr where no strip exists.
+// every token): from dotprod, 4 x 4 SDOT tiles; at i8mm, Q4_0 and Q8_0
+// take 4 x 4 tiles of SMMLAs. Any n_rows works; kArmStripRows is a good
+// strip_rows. nullptr where no strip exists.
 using StripFn = void (*)(const StripArgs& args);
 inline constexpr int kArmStripRows = 16;
 
 VecDotFn arm_vec_dot_fn(TensorType weight_type, CpuLevel level);
-VecDot2x2Fn arm_vec_dot_2x2_fn(TensorType weight_type, CpuLevel level);
 StripFn arm_strip_fn(TensorType weight_type, CpuLevel level);
 // vec_dot_type is the activation type (Q8_0, Q8_1, Q8_K).
 QuantizeActFn arm_quantize_act_fn(TensorType vec_dot_type, CpuLevel level);

@@ -52,10 +52,10 @@ void strip_q6_K(const StripArgs& a);
 }  // namespace dotprod
 
 namespace i8mm {
-void vec_dot_q4_0_2x2(int64_t n, const uint8_t* w_rows, size_t w_row_bytes, const void* x_rows,
-                      size_t x_row_bytes, float* y, size_t y_stride);
-void vec_dot_q8_0_2x2(int64_t n, const uint8_t* w_rows, size_t w_row_bytes, const void* x_rows,
-                      size_t x_row_bytes, float* y, size_t y_stride);
+// Strips of 4-row x 4-token tiles of 2x2 SMMLAs (strip_i8mm.cpp); one
+// token takes dotprod's.
+void strip_q4_0(const StripArgs& a);
+void strip_q8_0(const StripArgs& a);
 }  // namespace i8mm
 
 }  // namespace kazeia::kernels::arm

@@ -15,10 +15,8 @@
 // Instructions executed per (row, token, 32 weights), 1024-input rows, 16
 // rows (tools/arm_instruction_count.sh under qemu; no aarch64 hardware here
 // to time them), strip / row dot: 1 token Q4_0 15.3 / 20.4, Q8_0 14.2 /
-// 17.3; 4 tokens Q4_0 7.9 / 20.2, Q8_0 7.3 / 17.1. The i8mm 2 x 2 SMMLA
-// tiles' loop is 55 / 49 instructions per block of 4 pairs, 13.8 / 12.3 a
-// pair (tools/arm_loop_counts.py), so these strips serve every token count
-// from dotprod up, i8mm CPUs included.
+// 17.3; 4 tokens Q4_0 7.9 / 20.2, Q8_0 7.3 / 17.1. At i8mm, two tokens and
+// more take the SMMLA tiles (strip_i8mm.cpp), one token these.
 //
 // Float update per block, as the reference (ref/vec_dot_legacy.cpp):
 //   Q4_0: acc = fma(sumi * d_w, d_x, acc)   Q8_0: acc = fma(d_w * d_x, sumi, acc)

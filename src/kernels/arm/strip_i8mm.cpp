@@ -1,0 +1,136 @@
+// Q4_0 and Q8_0 strips with the Armv8.6 8-bit matrix multiply (compiled
+// with +i8mm, only called when the CPU has it): 4 rows x 4 tokens per
+// block as 2 x 2 SMMLA tiles.
+//
+// SMMLA multiplies a 2x8 int8 matrix (rows in bytes 0-7 and 8-15) by an 8x2
+// one (columns likewise) into a 2x2 int32 accumulator: 32 products an
+// instruction, twice SDOT's 16. Per block, rows 2i and 2i + 1 are
+// interleaved in 8-byte pieces (ZIP1 / ZIP2 on 64-bit lanes), as are
+// tokens 2j and 2j + 1, and four SMMLAs over the block's four pieces give
+// accumulator (i, j) = [r2i.t2j, r2i.t2j+1, r2i+1.t2j, r2i+1.t2j+1], the
+// exact block sums. Their float update is the reference's (Q4_0:
+// fma(sumi * d_w, d_x, acc); Q8_0: fma(d_w * d_x, sumi, acc)) with the
+// scales laid out as the lanes are: every output is the reference dot of
+// its row and token, bit for bit (given no contraction,
+// cmake/ArmCrossBuild.cmake). One token (decode) takes the SDOT tile: a
+// pair of tokens would be half padding.
+//
+// Instructions executed per (row, token, 32 weights), 1024-input rows, 16
+// rows (tools/arm_instruction_count.sh, ARM_COUNT_LEVEL=i8mm), SMMLA /
+// SDOT tiles: 2 tokens Q4_0 9.5 / 10.4, Q8_0 8.0 / 9.7; 4 tokens Q4_0 7.0 /
+// 7.9, Q8_0 6.2 / 7.3 - and each SMMLA makes twice the products of an
+// SDOT. (A 2x2 SMMLA tile per pair of rows and tokens with its own float
+// chain, the first i8mm kernel, took 13.8 / 12.3 a pair in its loop.)
+#include <arm_neon.h>
+
+#include <cstddef>
+
+#include "kernels/arm/level_kernels.h"
+#include "kernels/arm/neon_util.h"
+#include "kernels/arm/tile_dotprod.h"
+#include "kernels/dispatch.h"
+#include "tensor/blocks.h"
+
+namespace kazeia::kernels::arm::i8mm {
+namespace {
+
+int8x16_t zip_lo64(int8x16_t a, int8x16_t b) {
+  return vreinterpretq_s8_s64(vzip1q_s64(vreinterpretq_s64_s8(a), vreinterpretq_s64_s8(b)));
+}
+int8x16_t zip_hi64(int8x16_t a, int8x16_t b) {
+  return vreinterpretq_s8_s64(vzip2q_s64(vreinterpretq_s64_s8(a), vreinterpretq_s64_s8(b)));
+}
+
+// Two rows' (or tokens') 32 quants as SMMLA operands: piece e (elements
+// 8e .. 8e + 7) of both, first in bytes 0-7, second in 8-15.
+struct Pairs {
+  int8x16_t piece[4];
+};
+inline Pairs pair_up(int8x16_t a_lo, int8x16_t a_hi, int8x16_t b_lo, int8x16_t b_hi) {
+  return {{zip_lo64(a_lo, b_lo), zip_hi64(a_lo, b_lo), zip_lo64(a_hi, b_hi), zip_hi64(a_hi, b_hi)}};
+}
+
+inline int32x4_t block_2x2(const Pairs& w, const Pairs& x) {
+  int32x4_t acc = vmmlaq_s32(vdupq_n_s32(0), w.piece[0], x.piece[0]);
+  acc = vmmlaq_s32(acc, w.piece[1], x.piece[1]);
+  acc = vmmlaq_s32(acc, w.piece[2], x.piece[2]);
+  return vmmlaq_s32(acc, w.piece[3], x.piece[3]);
+}
+
+struct Q4_0Quants {
+  static constexpr size_t kBytes = sizeof(BlockQ4_0);
+  static constexpr ScaleOrder kOrder = ScaleOrder::kWeightFirst;
+  // Elements 0-15 (low nibbles) and 16-31 (high), minus 8.
+  static void quants(const uint8_t* block, int8x16_t& lo, int8x16_t& hi) {
+    const uint8x16_t qs = vld1q_u8(block + offsetof(BlockQ4_0, qs));
+    lo = low_nibbles(qs, 8);
+    hi = high_nibbles(qs, 8);
+  }
+};
+
+struct Q8_0Quants {
+  static constexpr size_t kBytes = sizeof(BlockQ8_0);
+  static constexpr ScaleOrder kOrder = ScaleOrder::kProductOfScales;
+  static void quants(const uint8_t* block, int8x16_t& lo, int8x16_t& hi) {
+    lo = load_s8x16(block + offsetof(BlockQ8_0, qs));
+    hi = load_s8x16(block + offsetof(BlockQ8_0, qs) + 16);
+  }
+};
+
+// A token missing from the last pair (C = 1 or 3: a batch's leftover)
+// repeats the last real one; its results are not stored.
+template <class F>
+struct MmlaTile {
+  template <int C>
+  struct Of {
+    static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
+      static_assert(C >= 1 && C <= 4);
+      constexpr int kPairs = (C + 1) / 2;
+      const uint8_t* x[2 * kPairs];
+      for (int c = 0; c < 2 * kPairs; ++c) x[c] = a.x.q + static_cast<size_t>(t0 + (c < C ? c : C - 1)) * a.x.q_stride;
+      float32x4_t acc[2][kPairs];  // [row pair][token pair]
+      for (auto& row_pair : acc)
+        for (auto& v : row_pair) v = vdupq_n_f32(0.0f);
+      for (int64_t b = 0; b < a.n_in / kQK; ++b) {
+        const size_t at = F::kBytes * static_cast<size_t>(b);
+        int8x16_t lo[kTileRows], hi[kTileRows];
+        for (int r = 0; r < kTileRows; ++r) F::quants(rows[r] + at, lo[r], hi[r]);
+        const Pairs w[2] = {pair_up(lo[0], hi[0], lo[1], hi[1]), pair_up(lo[2], hi[2], lo[3], hi[3])};
+        // Lanes as the accumulators': rows [2i, 2i, 2i+1, 2i+1].
+        const float32x4_t dw4 = row_halves(rows, at);
+        const float32x4_t dw[2] = {vzip1q_f32(dw4, dw4), vzip2q_f32(dw4, dw4)};
+        for (int j = 0; j < kPairs; ++j) {
+          const uint8_t* x0 = x[2 * j] + sizeof(BlockQ8_0) * static_cast<size_t>(b);
+          const uint8_t* x1 = x[2 * j + 1] + sizeof(BlockQ8_0) * static_cast<size_t>(b);
+          const Pairs xp = pair_up(load_s8x16(x0 + 2), load_s8x16(x0 + 18), load_s8x16(x1 + 2), load_s8x16(x1 + 18));
+          // Tokens [2j, 2j+1, 2j, 2j+1].
+          const uint16_t h0 = load_u16(x0), h1 = load_u16(x1);
+          const float32x4_t dx = halves_to_f32x4(h0, h1, h0, h1);
+          for (int i = 0; i < 2; ++i) {
+            const ScaledSums s = scale_sums<F::kOrder>(vcvtq_f32_s32(block_2x2(w[i], xp)), dw[i], dx);
+            acc[i][j] = vfmaq_f32(acc[i][j], s.a, s.b);
+          }
+        }
+      }
+      // Token 2j: lanes 0 and 2 of both row pairs; token 2j + 1: lanes 1 and 3.
+      for (int j = 0; j < kPairs; ++j) {
+        store_rows(a.y + static_cast<size_t>(t0 + 2 * j) * a.ldy, vuzp1q_f32(acc[0][j], acc[1][j]), n_real);
+        if (2 * j + 1 < C)
+          store_rows(a.y + static_cast<size_t>(t0 + 2 * j + 1) * a.ldy, vuzp2q_f32(acc[0][j], acc[1][j]), n_real);
+      }
+    }
+  };
+};
+
+}  // namespace
+
+void strip_q4_0(const StripArgs& a) {
+  if (a.x.n_tokens == 1) return dotprod::strip_q4_0(a);
+  tile_strip<MmlaTile<Q4_0Quants>::Of>(a);
+}
+void strip_q8_0(const StripArgs& a) {
+  if (a.x.n_tokens == 1) return dotprod::strip_q8_0(a);
+  tile_strip<MmlaTile<Q8_0Quants>::Of>(a);
+}
+
+}  // namespace kazeia::kernels::arm::i8mm
