@@ -95,20 +95,14 @@ inline std::vector<uint8_t> exact_weight_row(TensorType type, int64_t nb, uint32
       case TensorType::Q8_0: store(row, at + offsetof(BlockQ8_0, d), d); break;
       case TensorType::Q5_0: store(row, at + offsetof(BlockQ5_0, d), d); break;
       case TensorType::Q4_1:
-        store(row, at + offsetof(BlockQ4_1, d), d);
-        store(row, at + offsetof(BlockQ4_1, m), d);
-        break;
       case TensorType::Q5_1:
-        store(row, at + offsetof(BlockQ5_1, d), d);
-        store(row, at + offsetof(BlockQ5_1, m), d);
-        break;
       case TensorType::Q4_K:
-        store(row, at + offsetof(BlockQ4_K, d), d);
-        store(row, at + offsetof(BlockQ4_K, dmin), d);
-        break;
       case TensorType::Q5_K:
-        store(row, at + offsetof(BlockQ5_K, d), d);
-        store(row, at + offsetof(BlockQ5_K, dmin), d);
+        // d, then m (Q4_1 / Q5_1) or dmin (K): the first two fields.
+        static_assert(offsetof(BlockQ4_1, m) == 2 && offsetof(BlockQ5_1, m) == 2);
+        static_assert(offsetof(BlockQ4_K, dmin) == 2 && offsetof(BlockQ5_K, dmin) == 2);
+        store(row, at, d);
+        store(row, at + 2, d);
         break;
       case TensorType::Q6_K:
         for (int s = 0; s < 16; ++s) {

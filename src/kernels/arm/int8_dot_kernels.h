@@ -177,27 +177,6 @@ float dot_legacy(int64_t n, const uint8_t* w_row, const void* x_row) {
   return sumf;
 }
 
-template <typename Dot>
-float dot_q4_0(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_legacy<Dot, Q4_0Format>(n, w_row, x_row);
-}
-template <typename Dot>
-float dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_legacy<Dot, Q8_0Format>(n, w_row, x_row);
-}
-template <typename Dot>
-float dot_q4_1(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_legacy<Dot, Q4_1Format>(n, w_row, x_row);
-}
-template <typename Dot>
-float dot_q5_0(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_legacy<Dot, Q5_0Format>(n, w_row, x_row);
-}
-template <typename Dot>
-float dot_q5_1(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_legacy<Dot, Q5_1Format>(n, w_row, x_row);
-}
-
 // ------------------------------------------------------------------ K-quants
 
 // The eight 6-bit scales and mins of a Q4_K block (the same unpacking as

@@ -22,23 +22,23 @@ struct WideningDot {
 }  // namespace
 
 float vec_dot_q4_0(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_q4_0<WideningDot>(n, w_row, x_row);
+  return dot_legacy<WideningDot, Q4_0Format>(n, w_row, x_row);
 }
 
 float vec_dot_q4_1(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_q4_1<WideningDot>(n, w_row, x_row);
+  return dot_legacy<WideningDot, Q4_1Format>(n, w_row, x_row);
 }
 
 float vec_dot_q5_0(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_q5_0<WideningDot>(n, w_row, x_row);
+  return dot_legacy<WideningDot, Q5_0Format>(n, w_row, x_row);
 }
 
 float vec_dot_q5_1(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_q5_1<WideningDot>(n, w_row, x_row);
+  return dot_legacy<WideningDot, Q5_1Format>(n, w_row, x_row);
 }
 
 float vec_dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row) {
-  return dot_q8_0<WideningDot>(n, w_row, x_row);
+  return dot_legacy<WideningDot, Q8_0Format>(n, w_row, x_row);
 }
 
 float vec_dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row) {
