@@ -9,11 +9,12 @@
 # prints the 4 x 4 SDOT tile strip's and the row dot's (once per row and
 # token) instructions per call and per (row, token, 32 weights);
 # ARM_COUNT_MODES=strip (or dot) counts one of them; ARM_COUNT_LEVEL=i8mm
-# takes that level's strip (default dotprod).
+# takes that level's strip and dot (default dotprod; scalar: the
+# reference dot, with ARM_COUNT_MODES=dot).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${KAZEIA_ARM_BUILD_DIR:-$ROOT/build-arm}"
-[ $# -ge 4 ] || { sed -n '2,14p' "$0"; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,15p' "$0"; exit 2; }
 type="$1" n_in="$2" rows="$3" tokens="$4" reps="${5:-4}"
 [ -f "$BUILD/libkz_kernels.a" ] || { echo "no ARM build in $BUILD (run scripts/test-arm.sh)" >&2; exit 1; }
 bin="$BUILD/arm_strip_calls"

@@ -76,7 +76,8 @@ inline void fill_random(std::vector<uint8_t>& bytes, std::mt19937& rng) {
 // [-32, 31] so the largest partial sums stay well inside float's 24-bit
 // integer range.
 inline bool is_k_quant(TensorType type) {
-  return type == TensorType::Q4_K || type == TensorType::Q5_K || type == TensorType::Q6_K;
+  return type == TensorType::Q2_K || type == TensorType::Q3_K || type == TensorType::Q4_K ||
+         type == TensorType::Q5_K || type == TensorType::Q6_K;
 }
 // Q4_1 / Q5_1 take Q8_1 activations (with s = d * sum(q)).
 inline bool takes_q8_1(TensorType type) { return type == TensorType::Q4_1 || type == TensorType::Q5_1; }
@@ -104,6 +105,11 @@ inline std::vector<uint8_t> exact_weight_row(TensorType type, int64_t nb, uint32
         store(row, at, d);
         store(row, at + 2, d);
         break;
+      case TensorType::Q2_K:
+        store(row, at + offsetof(BlockQ2_K, d), d);
+        store(row, at + offsetof(BlockQ2_K, dmin), d);
+        break;
+      case TensorType::Q3_K: store(row, at + offsetof(BlockQ3_K, d), d); break;
       case TensorType::Q6_K:
         for (int s = 0; s < 16; ++s) {
           const int scale = static_cast<int>(rng() % 64) - 32;

@@ -6,7 +6,8 @@
 //   arm_strip_calls TYPE N_IN ROWS TOKENS strip|dot REPS [LEVEL]
 // strip: arm_strip_fn(TYPE, LEVEL) (dotprod, the default: the 4 x 4 SDOT
 // tiles; i8mm: Q4_0 / Q8_0's SMMLA tiles); dot: the level's row dot once
-// per (row, token), as strip_from_dot calls it.
+// per (row, token), as strip_from_dot calls it (LEVEL scalar: the
+// reference's).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "kernels/arm/arm_kernels.h"
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
+#include "kernels/ref/vec_dot.h"
 #include "tensor/quant.h"
 
 using namespace kazeia;
@@ -33,7 +35,8 @@ int main(int argc, char** argv) {
   if (!level) return std::fprintf(stderr, "unknown level %s\n", argv[7]), 2;
   TensorType type{};
   bool found = false;
-  for (TensorType t : {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+  for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+                       TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
     if (tensor_type_name(t) == argv[1]) type = t, found = true;
   }
   if (!found) return std::fprintf(stderr, "unknown type %s\n", argv[1]), 2;
@@ -67,7 +70,9 @@ int main(int argc, char** argv) {
   a.x.n_tokens = tokens;
   a.y = y.data();
   a.ldy = static_cast<size_t>(rows);
-  a.dot = arm::arm_vec_dot_fn(type, *level);
+  // scalar: the reference dot (compiled for aarch64), the yardstick of a new row dot.
+  a.dot = *level == CpuLevel::kScalar ? ref::vec_dot_fn(type) : arm::arm_vec_dot_fn(type, *level);
+  if (a.dot == nullptr) return std::fprintf(stderr, "no dot for %s\n", argv[1]), 1;
   const arm::StripFn strip = arm::arm_strip_fn(type, *level);
   if (use_strip && strip == nullptr) return std::fprintf(stderr, "no strip for %s\n", argv[1]), 1;
   float sink = 0;

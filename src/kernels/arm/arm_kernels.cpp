@@ -50,6 +50,8 @@ VecDotFn arm_vec_dot_fn(TensorType type, CpuLevel level) {
       case TensorType::Q5_0: return dotprod::vec_dot_q5_0;
       case TensorType::Q5_1: return dotprod::vec_dot_q5_1;
       case TensorType::Q8_0: return dotprod::vec_dot_q8_0;
+      case TensorType::Q2_K: return dotprod::vec_dot_q2_K;
+      case TensorType::Q3_K: return dotprod::vec_dot_q3_K;
       case TensorType::Q4_K: return dotprod::vec_dot_q4_K;
       case TensorType::Q5_K: return dotprod::vec_dot_q5_K;
       case TensorType::Q6_K: return dotprod::vec_dot_q6_K;
@@ -66,6 +68,8 @@ VecDotFn arm_vec_dot_fn(TensorType type, CpuLevel level) {
       case TensorType::Q5_0: return neon::vec_dot_q5_0;
       case TensorType::Q5_1: return neon::vec_dot_q5_1;
       case TensorType::Q8_0: return neon::vec_dot_q8_0;
+      case TensorType::Q2_K: return neon::vec_dot_q2_K;
+      case TensorType::Q3_K: return neon::vec_dot_q3_K;
       case TensorType::Q4_K: return neon::vec_dot_q4_K;
       case TensorType::Q5_K: return neon::vec_dot_q5_K;
       case TensorType::Q6_K: return neon::vec_dot_q6_K;

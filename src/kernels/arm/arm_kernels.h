@@ -9,7 +9,7 @@
 //
 // What exists, by level (a higher level also offers everything below it):
 //   neon:    dots F32, F16, BF16; Q4_0, Q5_0, Q8_0 (x Q8_0), Q4_1, Q5_1
-//            (x Q8_1), Q4_K, Q5_K, Q6_K (x Q8_K) with widening 8-bit
+//            (x Q8_1), Q2_K .. Q6_K (x Q8_K) with widening 8-bit
 //            multiplies; activation quantizers Q8_0, Q8_1, Q8_K
 //   dotprod: the same quantized dots with SDOT (vdotq_s32); Q4_0, Q8_0,
 //            Q4_K, Q5_K and Q6_K strips of 4-row x 4-token tiles (SDOT by
@@ -21,13 +21,13 @@
 // tests/kernels/arm_*_test.cpp):
 //  - integer sums of each block / sub-block are exact, the same integers the
 //    reference computes;
-//  - F32, F16, BF16 and the legacy formats Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
-//    (row dots and strips) also repeat the reference's float operations
+//  - F32, F16, BF16, the legacy formats Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and
+//    Q2_K (row dots and strips) also repeat the reference's float operations
 //    in its order: bit-identical results, so these types give the same
 //    logits at every level. This holds when the compiler does not contract
 //    a * b + c into fused multiply-adds (-ffp-contract=off; GCC contracts
 //    by default);
-//  - Q4_K, Q5_K and Q6_K scale whole super-block sums (the reference keeps
+//  - Q3_K, Q4_K, Q5_K and Q6_K scale whole super-block sums (the reference keeps
 //    eight partial sums), so they may differ by a few ulps of
 //    sum |w_i * x_i|; their strips give their row dots' floats exactly;
 //  - the activation quantizers write exactly the bytes of

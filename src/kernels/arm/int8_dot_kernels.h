@@ -1,8 +1,8 @@
 // The quantized row dots (Q4_0, Q5_0, Q8_0 x Q8_0; Q4_1, Q5_1 x Q8_1;
-// Q4_K, Q5_K, Q6_K x Q8_K), written once over an 8-bit multiply-accumulate
-// primitive and instantiated twice: vec_dot_int8_neon.cpp with widening
-// multiplies (any aarch64), vec_dot_int8_dotprod.cpp with SDOT. Include
-// only from those two sources.
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K x Q8_K), written once over an 8-bit
+// multiply-accumulate primitive and instantiated twice:
+// vec_dot_int8_neon.cpp with widening multiplies (any aarch64),
+// vec_dot_int8_dotprod.cpp with SDOT. Include only from those two sources.
 //
 // The primitive, `Dot::accumulate(acc, a, b)`, adds the 16 products a[i]*b[i]
 // of two int8x16 vectors into the four int32 lanes of acc, in a lane layout
@@ -10,10 +10,11 @@
 // the integer sums are exact and identical for both instantiations.
 //
 // Integer sums stay exact as in the reference (every block or sub-block sum,
-// times its integer scale, fits easily in int32). The legacy formats then
-// follow the reference's float arithmetic exactly; the K-quants apply the
-// scales once per super-block to the whole integer sum (the reference keeps
-// eight lane sums), so their float rounding differs slightly.
+// times its integer scale, fits easily in int32). The legacy formats and
+// Q2_K then follow the reference's float arithmetic exactly; the other
+// K-quants apply the scales once per super-block to the whole integer sum
+// (the reference keeps eight lane sums), so their float rounding differs
+// slightly.
 //
 // Like neon_util.h, everything is in an anonymous namespace so each source
 // keeps its own copy compiled with its own -march flags.
@@ -269,6 +270,100 @@ float dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row) {
 template <typename Dot>
 float dot_q5_K(int64_t n, const uint8_t* w_row, const void* x_row) {
   return dot_q45_K<Dot, true>(n, w_row, x_row);
+}
+
+// Q2_K / Q3_K: element 128h + 32p + l (half h, pass p = 0..3, l < 32) has
+// its 2 low bits at bits 2p of qs[32h + l]; elements l < 16 and 16 + l are
+// sub-blocks 8h + 2p and 8h + 2p + 1 (the order documented at BlockQ2_K).
+// low2[i] = that pass's 16 values of qs bytes 32h + 16i .. + 15.
+template <int kPass>
+inline uint8x16_t low2_pass(uint8x16_t q) {
+  return vandq_u8(vshrq_n_u8(q, 2 * kPass), vdupq_n_u8(3));
+}
+
+// Q2_K x Q8_K, the reference's integers and float operations:
+//   isum = sum_s (scales[s] & 15) * (q8 . q2 over s),
+//   summs = sum_s bsums[s] * (scales[s] >> 4),
+//   sumf += (d_x * d_w) * isum - (d_x * dmin_w) * summs
+// (bit for bit, given no contraction).
+template <typename Dot>
+float dot_q2_K(int64_t n, const uint8_t* w_row, const void* x_row) {
+  const auto* x = static_cast<const BlockQ8_K*>(x_row);
+  float sumf = 0.0f;
+  for (int64_t ib = 0; ib < n / kQK_K; ++ib) {
+    const uint8_t* w = w_row + ib * static_cast<int64_t>(sizeof(BlockQ2_K));
+    const BlockQ8_K& xb = x[ib];
+    const uint8x16_t sc = vld1q_u8(w + offsetof(BlockQ2_K, scales));
+    // summs: the mins (high nibbles) times the bsums, widened.
+    const int16x8_t m_lo = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(vshrq_n_u8(sc, 4))));
+    const int16x8_t m_hi = vreinterpretq_s16_u16(vmovl_high_u8(vshrq_n_u8(sc, 4)));
+    const int16x8_t b_lo = vld1q_s16(xb.bsums), b_hi = vld1q_s16(xb.bsums + 8);
+    int32x4_t mins = vmull_s16(vget_low_s16(m_lo), vget_low_s16(b_lo));
+    mins = vmlal_high_s16(mins, m_lo, b_lo);
+    mins = vmlal_s16(mins, vget_low_s16(m_hi), vget_low_s16(b_hi));
+    mins = vmlal_high_s16(mins, m_hi, b_hi);
+    uint8_t scale[16];
+    vst1q_u8(scale, vandq_u8(sc, vdupq_n_u8(0x0F)));
+
+    int32x4_t isum = vdupq_n_s32(0);
+    const uint8_t* qs = w + offsetof(BlockQ2_K, qs);
+    for (int h = 0; h < 2; ++h) {
+      const uint8x16_t q0 = vld1q_u8(qs + 32 * h), q1 = vld1q_u8(qs + 32 * h + 16);
+      const int8_t* xq = xb.qs + 128 * h;
+      const uint8x16_t v[8] = {low2_pass<0>(q0), low2_pass<0>(q1), low2_pass<1>(q0), low2_pass<1>(q1),
+                               low2_pass<2>(q0), low2_pass<2>(q1), low2_pass<3>(q0), low2_pass<3>(q1)};
+      for (int k = 0; k < 8; ++k) {
+        const int32x4_t dot = Dot::accumulate(vdupq_n_s32(0), vreinterpretq_s8_u8(v[k]), vld1q_s8(xq + 16 * k));
+        isum = vmlaq_n_s32(isum, dot, scale[8 * h + k]);
+      }
+    }
+    const float dall = xb.d * half_to_float(load_u16(w + offsetof(BlockQ2_K, d)));
+    const float dmin = xb.d * half_to_float(load_u16(w + offsetof(BlockQ2_K, dmin)));
+    sumf += dall * static_cast<float>(vaddvq_s32(isum)) - dmin * static_cast<float>(vaddvq_s32(mins));
+  }
+  return sumf;
+}
+
+// Q3_K x Q8_K: Q2_K's low bits, minus 4 where the element's high bit (bit
+// 4h + p of hmask[l] for element 128h + 32p + l) is clear; sub-block scales
+// 6-bit, minus 32. isum exact; sumf += (d_w * d_x) * isum per super-block
+// (the reference keeps eight lane sums: a few ulps apart, as Q4_K).
+template <typename Dot>
+float dot_q3_K(int64_t n, const uint8_t* w_row, const void* x_row) {
+  const auto* x = static_cast<const BlockQ8_K*>(x_row);
+  float sumf = 0.0f;
+  for (int64_t ib = 0; ib < n / kQK_K; ++ib) {
+    const uint8_t* w = w_row + ib * static_cast<int64_t>(sizeof(BlockQ3_K));
+    const BlockQ8_K& xb = x[ib];
+    const uint8_t* sc = w + offsetof(BlockQ3_K, scales);
+    int32_t scale[16];
+    for (int s = 0; s < 16; ++s) {
+      const int low = s < 8 ? (sc[s] & 0xF) : (sc[s - 8] >> 4);
+      const int high = (sc[8 + s % 4] >> (2 * (s / 4))) & 3;
+      scale[s] = (low | (high << 4)) - 32;
+    }
+    const uint8x16_t hm[2] = {vld1q_u8(w + offsetof(BlockQ3_K, hmask)), vld1q_u8(w + offsetof(BlockQ3_K, hmask) + 16)};
+    const uint8x16_t four = vdupq_n_u8(4);
+    int32x4_t isum = vdupq_n_s32(0);
+    const uint8_t* qs = w + offsetof(BlockQ3_K, qs);
+    for (int h = 0; h < 2; ++h) {
+      const uint8x16_t q0 = vld1q_u8(qs + 32 * h), q1 = vld1q_u8(qs + 32 * h + 16);
+      const int8_t* xq = xb.qs + 128 * h;
+      const uint8x16_t v[8] = {low2_pass<0>(q0), low2_pass<0>(q1), low2_pass<1>(q0), low2_pass<1>(q1),
+                               low2_pass<2>(q0), low2_pass<2>(q1), low2_pass<3>(q0), low2_pass<3>(q1)};
+      for (int k = 0; k < 8; ++k) {
+        // Pass k / 2, elements l = 16 (k % 2) .. + 15: bit 4h + k / 2 of hmask[l].
+        const uint8x16_t bit = vdupq_n_u8(static_cast<uint8_t>(1u << (4 * h + k / 2)));
+        const uint8x16_t minus = vbicq_u8(four, vtstq_u8(hm[k % 2], bit));
+        const int8x16_t q = vsubq_s8(vreinterpretq_s8_u8(v[k]), vreinterpretq_s8_u8(minus));
+        const int32x4_t dot = Dot::accumulate(vdupq_n_s32(0), q, vld1q_s8(xq + 16 * k));
+        isum = vmlaq_n_s32(isum, dot, scale[8 * h + k]);
+      }
+    }
+    const float d = half_to_float(load_u16(w + offsetof(BlockQ3_K, d))) * xb.d;
+    sumf += d * static_cast<float>(vaddvq_s32(isum));
+  }
+  return sumf;
 }
 
 // Q6_K x Q8_K. A half (128 elements) is 64 bytes of ql (low 4 bits) and 32

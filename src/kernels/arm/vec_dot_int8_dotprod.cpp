@@ -37,6 +37,14 @@ float vec_dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row) {
   return dot_legacy<SdotDot, Q8_0Format>(n, w_row, x_row);
 }
 
+float vec_dot_q2_K(int64_t n, const uint8_t* w_row, const void* x_row) {
+  return dot_q2_K<SdotDot>(n, w_row, x_row);
+}
+
+float vec_dot_q3_K(int64_t n, const uint8_t* w_row, const void* x_row) {
+  return dot_q3_K<SdotDot>(n, w_row, x_row);
+}
+
 float vec_dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row) {
   return dot_q4_K<SdotDot>(n, w_row, x_row);
 }

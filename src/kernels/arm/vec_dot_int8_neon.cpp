@@ -41,6 +41,14 @@ float vec_dot_q8_0(int64_t n, const uint8_t* w_row, const void* x_row) {
   return dot_legacy<WideningDot, Q8_0Format>(n, w_row, x_row);
 }
 
+float vec_dot_q2_K(int64_t n, const uint8_t* w_row, const void* x_row) {
+  return dot_q2_K<WideningDot>(n, w_row, x_row);
+}
+
+float vec_dot_q3_K(int64_t n, const uint8_t* w_row, const void* x_row) {
+  return dot_q3_K<WideningDot>(n, w_row, x_row);
+}
+
 float vec_dot_q4_K(int64_t n, const uint8_t* w_row, const void* x_row) {
   return dot_q4_K<WideningDot>(n, w_row, x_row);
 }
