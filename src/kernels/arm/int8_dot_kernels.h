@@ -275,10 +275,16 @@ float dot_q5_K(int64_t n, const uint8_t* w_row, const void* x_row) {
 // Q2_K / Q3_K: element 128h + 32p + l (half h, pass p = 0..3, l < 32) has
 // its 2 low bits at bits 2p of qs[32h + l]; elements l < 16 and 16 + l are
 // sub-blocks 8h + 2p and 8h + 2p + 1 (the order documented at BlockQ2_K).
-// low2[i] = that pass's 16 values of qs bytes 32h + 16i .. + 15.
+// low2_pass<p>: pass p's 16 values of 16 qs bytes.
 template <int kPass>
 inline uint8x16_t low2_pass(uint8x16_t q) {
   return vandq_u8(vshrq_n_u8(q, 2 * kPass), vdupq_n_u8(3));
+}
+// Half h's 8 vectors of 16 values: v[k] is sub-block 8h + k.
+inline void low2_half(const uint8_t* qs, int h, uint8x16_t v[8]) {
+  const uint8x16_t q0 = vld1q_u8(qs + 32 * h), q1 = vld1q_u8(qs + 32 * h + 16);
+  v[0] = low2_pass<0>(q0), v[1] = low2_pass<0>(q1), v[2] = low2_pass<1>(q0), v[3] = low2_pass<1>(q1);
+  v[4] = low2_pass<2>(q0), v[5] = low2_pass<2>(q1), v[6] = low2_pass<3>(q0), v[7] = low2_pass<3>(q1);
 }
 
 // Q2_K x Q8_K, the reference's integers and float operations:
@@ -308,10 +314,9 @@ float dot_q2_K(int64_t n, const uint8_t* w_row, const void* x_row) {
     int32x4_t isum = vdupq_n_s32(0);
     const uint8_t* qs = w + offsetof(BlockQ2_K, qs);
     for (int h = 0; h < 2; ++h) {
-      const uint8x16_t q0 = vld1q_u8(qs + 32 * h), q1 = vld1q_u8(qs + 32 * h + 16);
       const int8_t* xq = xb.qs + 128 * h;
-      const uint8x16_t v[8] = {low2_pass<0>(q0), low2_pass<0>(q1), low2_pass<1>(q0), low2_pass<1>(q1),
-                               low2_pass<2>(q0), low2_pass<2>(q1), low2_pass<3>(q0), low2_pass<3>(q1)};
+      uint8x16_t v[8];
+      low2_half(qs, h, v);
       for (int k = 0; k < 8; ++k) {
         const int32x4_t dot = Dot::accumulate(vdupq_n_s32(0), vreinterpretq_s8_u8(v[k]), vld1q_s8(xq + 16 * k));
         isum = vmlaq_n_s32(isum, dot, scale[8 * h + k]);
@@ -347,10 +352,9 @@ float dot_q3_K(int64_t n, const uint8_t* w_row, const void* x_row) {
     int32x4_t isum = vdupq_n_s32(0);
     const uint8_t* qs = w + offsetof(BlockQ3_K, qs);
     for (int h = 0; h < 2; ++h) {
-      const uint8x16_t q0 = vld1q_u8(qs + 32 * h), q1 = vld1q_u8(qs + 32 * h + 16);
       const int8_t* xq = xb.qs + 128 * h;
-      const uint8x16_t v[8] = {low2_pass<0>(q0), low2_pass<0>(q1), low2_pass<1>(q0), low2_pass<1>(q1),
-                               low2_pass<2>(q0), low2_pass<2>(q1), low2_pass<3>(q0), low2_pass<3>(q1)};
+      uint8x16_t v[8];
+      low2_half(qs, h, v);
       for (int k = 0; k < 8; ++k) {
         // Pass k / 2, elements l = 16 (k % 2) .. + 15: bit 4h + k / 2 of hmask[l].
         const uint8x16_t bit = vdupq_n_u8(static_cast<uint8_t>(1u << (4 * h + k / 2)));
