@@ -152,6 +152,15 @@ struct BlockQ8_K {
 static_assert(sizeof(BlockQ8_K) == 292);
 static_assert(offsetof(BlockQ8_K, qs) == 4 && offsetof(BlockQ8_K, bsums) == 260);
 
+// The 6-bit scale of sub-block s (0..15) of a Q3_K block, still biased by
+// 32: the low 4 bits are scales[s] & 15 (s < 8) or scales[s - 8] >> 4, the
+// high 2 bits bits 2 (s / 4) of scales[8 + s % 4].
+inline int q3_scale(const uint8_t* scales, int s) {
+  const int low = s < 8 ? (scales[s] & 0xF) : (scales[s - 8] >> 4);
+  const int high = (scales[8 + s % 4] >> (2 * (s / 4))) & 3;
+  return low | (high << 4);
+}
+
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K / Q5_K block
 // (ggml's get_scale_min_k4). Bytes 0-3 hold scales 0-3 in their low 6 bits,
 // bytes 4-7 mins 0-3; for j >= 4 the low 4 bits come from byte j + 4 (scale in

@@ -40,11 +40,7 @@ namespace {
 
 // The 16 signed 6-bit scales of a Q3_K block, already minus 32.
 void unpack_q3_scales(const uint8_t packed[kKScaleSize], int scales[16]) {
-  for (int s = 0; s < 16; ++s) {
-    const int low = s < 8 ? (packed[s] & 0xF) : (packed[s - 8] >> 4);
-    const int high = (packed[8 + s % 4] >> (2 * (s / 4))) & 3;
-    scales[s] = (low | (high << 4)) - 32;
-  }
+  for (int s = 0; s < 16; ++s) scales[s] = q3_scale(packed, s) - 32;
 }
 
 }  // namespace

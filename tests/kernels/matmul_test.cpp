@@ -31,8 +31,8 @@ using testing::decode_activation;
 using testing::dot_ref;
 using testing::make_matrix;
 using testing::random_activations;
-using testing::type_name;
 using testing::round_half_even;
+using testing::type_name;
 
 const TensorType kAllWeightTypes[] = {
     TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,

@@ -43,34 +43,16 @@ inline int32x4_t dot_block32(int8x16_t w_lo, int8x16_t w_hi, const int8_t* x_qs)
   return acc;
 }
 
-// The 32 quants of one legacy block as two 16-byte halves: elements 0-15
-// and 16-31.
-struct Q8_0Quants {
-  int8x16_t lo, hi;
-};
-inline Q8_0Quants q8_0_quants(const uint8_t* block) {
-  const uint8_t* qs = block + offsetof(BlockQ8_0, qs);
-  return {load_s8x16(qs), load_s8x16(qs + 16)};
-}
-
-// Q4_0 / Q4_1: element j < 16 is the low nibble of qs[j], element j + 16
-// the high nibble; Q4_0's minus 8.
-template <size_t kQs, int8_t kOffset>
-inline Q8_0Quants q4_quants(const uint8_t* block) {
-  const uint8x16_t qs = vld1q_u8(block + kQs);
-  return {low_nibbles(qs, kOffset), high_nibbles(qs, kOffset)};
-}
-
 // Q5_0 / Q5_1: the Q4 nibbles plus a fifth bit (16) per element, element
 // j's in bit j of the little-endian 32-bit qh; Q5_0's minus 16.
 template <size_t kQh, size_t kQs, int8_t kOffset>
-inline Q8_0Quants q5_quants(const uint8_t* block) {
+inline BlockQuants q5_quants(const uint8_t* block) {
   static constexpr uint8_t kBit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-  const uint8x16_t bit = vld1q_u8(kBit), sixteen = vdupq_n_u8(0x10);
+  const uint8x16_t bit = vld1q_u8(kBit);
   const uint8_t* qh = block + kQh;
   // Elements j < 16 read qh bytes 0 and 1, elements 16 + j bytes 2 and 3.
-  const uint8x16_t h_lo = vandq_u8(vtstq_u8(vcombine_u8(vdup_n_u8(qh[0]), vdup_n_u8(qh[1])), bit), sixteen);
-  const uint8x16_t h_hi = vandq_u8(vtstq_u8(vcombine_u8(vdup_n_u8(qh[2]), vdup_n_u8(qh[3])), bit), sixteen);
+  const uint8x16_t h_lo = bit_as_16(vcombine_u8(vdup_n_u8(qh[0]), vdup_n_u8(qh[1])), bit);
+  const uint8x16_t h_hi = bit_as_16(vcombine_u8(vdup_n_u8(qh[2]), vdup_n_u8(qh[3])), bit);
   const uint8x16_t qs = vld1q_u8(block + kQs);
   const uint8x16_t lo = vorrq_u8(vandq_u8(qs, vdupq_n_u8(0x0F)), h_lo);
   const uint8x16_t hi = vorrq_u8(vshrq_n_u8(qs, 4), h_hi);
@@ -90,12 +72,13 @@ struct LegacyTerms {
 };
 enum class LegacyAdd { kFused, kPlain };
 
-template <size_t kWBytes, class XBlock, Q8_0Quants (*kUnpack)(const uint8_t*), LegacyAdd kAdd, ScaleOrder kOrder,
-          bool kMin>
+template <size_t kWBytes, class XBlock, BlockQuants (*kUnpack)(const uint8_t*), LegacyAdd kAdd, ScaleOrder kOrder>
 struct LegacyFormat {
+  // Q8_1 activations carry s for the weights' offset m (Q4_1 / Q5_1).
+  static constexpr bool kMin = std::is_same_v<XBlock, ref::BlockQ8_1>;
   static constexpr size_t kWeightBytes = kWBytes;
   using X = XBlock;
-  static Q8_0Quants unpack(const uint8_t* w) { return kUnpack(w); }
+  static BlockQuants unpack(const uint8_t* w) { return kUnpack(w); }
 
   // Four blocks' terms: w[k] the weight blocks, x[k] the activation blocks.
   static LegacyTerms terms(int32x4_t sumi, const uint8_t* const w[4], const X* const x[4]) {
@@ -123,17 +106,17 @@ struct LegacyFormat {
 };
 
 using Q4_0Format = LegacyFormat<sizeof(BlockQ4_0), BlockQ8_0, q4_quants<offsetof(BlockQ4_0, qs), 8>,
-                                LegacyAdd::kFused, ScaleOrder::kWeightFirst, false>;
+                                LegacyAdd::kFused, ScaleOrder::kWeightFirst>;
 using Q8_0Format =
-    LegacyFormat<sizeof(BlockQ8_0), BlockQ8_0, q8_0_quants, LegacyAdd::kFused, ScaleOrder::kProductOfScales, false>;
+    LegacyFormat<sizeof(BlockQ8_0), BlockQ8_0, q8_0_quants, LegacyAdd::kFused, ScaleOrder::kProductOfScales>;
 using Q4_1Format = LegacyFormat<sizeof(BlockQ4_1), ref::BlockQ8_1, q4_quants<offsetof(BlockQ4_1, qs), 0>,
-                                LegacyAdd::kPlain, ScaleOrder::kProductOfScales, true>;
+                                LegacyAdd::kPlain, ScaleOrder::kProductOfScales>;
 using Q5_0Format =
     LegacyFormat<sizeof(BlockQ5_0), BlockQ8_0, q5_quants<offsetof(BlockQ5_0, qh), offsetof(BlockQ5_0, qs), 16>,
-                 LegacyAdd::kPlain, ScaleOrder::kProductOfScales, false>;
+                 LegacyAdd::kPlain, ScaleOrder::kProductOfScales>;
 using Q5_1Format =
     LegacyFormat<sizeof(BlockQ5_1), ref::BlockQ8_1, q5_quants<offsetof(BlockQ5_1, qh), offsetof(BlockQ5_1, qs), 0>,
-                 LegacyAdd::kPlain, ScaleOrder::kProductOfScales, true>;
+                 LegacyAdd::kPlain, ScaleOrder::kProductOfScales>;
 
 // Shared body of the legacy dots. Four blocks per step: their exact
 // integer sums land in one vector (sum_lanes_4) and are scaled in one go;
@@ -158,7 +141,7 @@ float dot_legacy(int64_t n, const uint8_t* w_row, const void* x_row) {
     for (int k = 0; k < 4; ++k) {
       w[k] = w_block(ib + k);
       xb[k] = &x[ib + k];
-      const Q8_0Quants q = F::unpack(w[k]);
+      const BlockQuants q = F::unpack(w[k]);
       sums[k] = dot_block32<Dot>(q.lo, q.hi, xb[k]->qs);
     }
     const LegacyTerms t = F::terms(sum_lanes_4(sums[0], sums[1], sums[2], sums[3]), w, xb);
@@ -171,7 +154,7 @@ float dot_legacy(int64_t n, const uint8_t* w_row, const void* x_row) {
     // One block in lane 0 (the other lanes repeat it and are not used).
     const uint8_t* w[4] = {w_block(ib), w_block(ib), w_block(ib), w_block(ib)};
     const X* xb[4] = {&x[ib], &x[ib], &x[ib], &x[ib]};
-    const Q8_0Quants q = F::unpack(w[0]);
+    const BlockQuants q = F::unpack(w[0]);
     const int32_t sumi = vaddvq_s32(dot_block32<Dot>(q.lo, q.hi, xb[0]->qs));
     sumf = F::template add<0>(sumf, F::terms(vdupq_n_s32(sumi), w, xb));
   }
@@ -216,7 +199,6 @@ template <typename Dot, bool kQ5>
 float dot_q45_K(int64_t n, const uint8_t* w_row, const void* x_row) {
   using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
   const auto* x = static_cast<const BlockQ8_K*>(x_row);
-  const uint8x16_t sixteen = vdupq_n_u8(0x10);
   float sum_scaled = 0.0f;
   float sum_mins = 0.0f;
   for (int64_t ib = 0; ib < n / kQK_K; ++ib) {
@@ -230,7 +212,7 @@ float dot_q45_K(int64_t n, const uint8_t* w_row, const void* x_row) {
       qh1 = vld1q_u8(w + offsetof(BlockQ5_K, qh) + 16);
     }
     // Sub-block s's fifth bits of elements l = 0..15 (half 0) or 16..31.
-    auto fifth = [&](uint8x16_t qh, int s) { return vandq_u8(vtstq_u8(qh, vdupq_n_u8(static_cast<uint8_t>(1u << s))), sixteen); };
+    auto fifth = [](uint8x16_t qh, int s) { return bit_as_16(qh, vdupq_n_u8(static_cast<uint8_t>(1u << s))); };
 
     int32x4_t isum = vdupq_n_s32(0);
     // 32 bytes of qs hold sub-block 2c (low nibbles) and 2c + 1 (high).
@@ -342,11 +324,7 @@ float dot_q3_K(int64_t n, const uint8_t* w_row, const void* x_row) {
     const BlockQ8_K& xb = x[ib];
     const uint8_t* sc = w + offsetof(BlockQ3_K, scales);
     int32_t scale[16];
-    for (int s = 0; s < 16; ++s) {
-      const int low = s < 8 ? (sc[s] & 0xF) : (sc[s - 8] >> 4);
-      const int high = (sc[8 + s % 4] >> (2 * (s / 4))) & 3;
-      scale[s] = (low | (high << 4)) - 32;
-    }
+    for (int s = 0; s < 16; ++s) scale[s] = q3_scale(sc, s) - 32;
     const uint8x16_t hm[2] = {vld1q_u8(w + offsetof(BlockQ3_K, hmask)), vld1q_u8(w + offsetof(BlockQ3_K, hmask) + 16)};
     const uint8x16_t four = vdupq_n_u8(4);
     int32x4_t isum = vdupq_n_s32(0);

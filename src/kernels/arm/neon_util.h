@@ -17,8 +17,11 @@
 
 #include <arm_neon.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "tensor/blocks.h"
 
 namespace kazeia::kernels::arm {
 namespace {
@@ -82,6 +85,30 @@ inline int8x16_t low_nibbles(uint8x16_t bytes, int8_t offset) {
 }
 inline int8x16_t high_nibbles(uint8x16_t bytes, int8_t offset) {
   return vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(bytes, 4)), vdupq_n_s8(offset));
+}
+
+// The 32 quants of one legacy block as two 16-byte halves: elements 0-15
+// and 16-31.
+struct BlockQuants {
+  int8x16_t lo, hi;
+};
+inline BlockQuants q8_0_quants(const uint8_t* block) {
+  const uint8_t* qs = block + offsetof(BlockQ8_0, qs);
+  return {load_s8x16(qs), load_s8x16(qs + 16)};
+}
+
+// Q4_0 / Q4_1: element j < 16 is the low nibble of qs[j], element j + 16
+// the high nibble; Q4_0's minus 8.
+template <size_t kQs, int8_t kOffset>
+inline BlockQuants q4_quants(const uint8_t* block) {
+  const uint8x16_t qs = vld1q_u8(block + kQs);
+  return {low_nibbles(qs, kOffset), high_nibbles(qs, kOffset)};
+}
+
+// 16 in the bytes of `bytes` that have any bit of `mask` set, else 0: a
+// quant's fifth bit (Q5_0, Q5_1, Q5_K) from its packed bit field.
+inline uint8x16_t bit_as_16(uint8x16_t bytes, uint8x16_t mask) {
+  return vandq_u8(vtstq_u8(bytes, mask), vdupq_n_u8(0x10));
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ namespace {
 
 struct Q4_0Rows {
   static constexpr size_t kBytes = sizeof(BlockQ4_0);
+  static constexpr ScaleOrder kOrder = ScaleOrder::kWeightFirst;
   // Groups 0..7 of the block at `at` of the four rows (elements j < 16: low
   // nibbles of qs[j], j + 16: high; minus 8).
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
@@ -48,19 +49,13 @@ struct Q4_0Rows {
       g[k + 4] = high_nibbles(b, 8);
     }
   }
-  // acc + block contribution, the reference's order.
-  static float32x4_t update(float32x4_t acc, int32x4_t sumi, float32x4_t dw, float dx) {
-    return vfmaq_n_f32(acc, vmulq_f32(vcvtq_f32_s32(sumi), dw), dx);
-  }
 };
 
 struct Q8_0Rows {
   static constexpr size_t kBytes = sizeof(BlockQ8_0);
+  static constexpr ScaleOrder kOrder = ScaleOrder::kProductOfScales;
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     for (int h = 0; h < 2; ++h) load_transposed(rows, at + offsetof(BlockQ8_0, qs) + 16 * h, g + 4 * h);
-  }
-  static float32x4_t update(float32x4_t acc, int32x4_t sumi, float32x4_t dw, float dx) {
-    return vfmaq_f32(acc, vmulq_n_f32(dw, dx), vcvtq_f32_s32(sumi));
   }
 };
 
@@ -87,7 +82,8 @@ struct LegacyTile {
           const int8x16_t x1 = load_s8x16(xb + offsetof(BlockQ8_0, qs) + 16);
           // Two chains of four (groups 0-3, 4-7), joined: exact int32 either way.
           const int32x4_t s = vaddq_s32(dot16(vdupq_n_s32(0), g, x0), dot16(vdupq_n_s32(0), g + 4, x1));
-          acc[c] = F::update(acc[c], s, dw, half_to_float(load_u16(xb)));
+          const ScaledSums t = scale_sums<F::kOrder>(vcvtq_f32_s32(s), dw, vdupq_n_f32(half_to_float(load_u16(xb))));
+          acc[c] = vfmaq_f32(acc[c], t.a, t.b);
         }
       }
       for (int c = 0; c < C; ++c) store_rows(a.y + static_cast<size_t>(t0 + c) * a.ldy, acc[c], n_real);

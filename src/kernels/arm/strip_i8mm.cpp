@@ -57,24 +57,18 @@ inline int32x4_t block_2x2(const Pairs& w, const Pairs& x) {
   return vmmlaq_s32(acc, w.piece[3], x.piece[3]);
 }
 
-struct Q4_0Quants {
+// The formats: block bytes, unpacking (neon_util.h) and the reference's
+// scale order.
+struct Q4_0Mmla {
   static constexpr size_t kBytes = sizeof(BlockQ4_0);
   static constexpr ScaleOrder kOrder = ScaleOrder::kWeightFirst;
-  // Elements 0-15 (low nibbles) and 16-31 (high), minus 8.
-  static void quants(const uint8_t* block, int8x16_t& lo, int8x16_t& hi) {
-    const uint8x16_t qs = vld1q_u8(block + offsetof(BlockQ4_0, qs));
-    lo = low_nibbles(qs, 8);
-    hi = high_nibbles(qs, 8);
-  }
+  static BlockQuants quants(const uint8_t* block) { return q4_quants<offsetof(BlockQ4_0, qs), 8>(block); }
 };
 
-struct Q8_0Quants {
+struct Q8_0Mmla {
   static constexpr size_t kBytes = sizeof(BlockQ8_0);
   static constexpr ScaleOrder kOrder = ScaleOrder::kProductOfScales;
-  static void quants(const uint8_t* block, int8x16_t& lo, int8x16_t& hi) {
-    lo = load_s8x16(block + offsetof(BlockQ8_0, qs));
-    hi = load_s8x16(block + offsetof(BlockQ8_0, qs) + 16);
-  }
+  static BlockQuants quants(const uint8_t* block) { return q8_0_quants(block); }
 };
 
 // A token missing from the last pair (C = 1 or 3: a batch's leftover)
@@ -93,9 +87,9 @@ struct MmlaTile {
         for (auto& v : row_pair) v = vdupq_n_f32(0.0f);
       for (int64_t b = 0; b < a.n_in / kQK; ++b) {
         const size_t at = F::kBytes * static_cast<size_t>(b);
-        int8x16_t lo[kTileRows], hi[kTileRows];
-        for (int r = 0; r < kTileRows; ++r) F::quants(rows[r] + at, lo[r], hi[r]);
-        const Pairs w[2] = {pair_up(lo[0], hi[0], lo[1], hi[1]), pair_up(lo[2], hi[2], lo[3], hi[3])};
+        BlockQuants q[kTileRows];
+        for (int r = 0; r < kTileRows; ++r) q[r] = F::quants(rows[r] + at);
+        const Pairs w[2] = {pair_up(q[0].lo, q[0].hi, q[1].lo, q[1].hi), pair_up(q[2].lo, q[2].hi, q[3].lo, q[3].hi)};
         // Lanes as the accumulators': rows [2i, 2i, 2i+1, 2i+1].
         const float32x4_t dw4 = row_halves(rows, at);
         const float32x4_t dw[2] = {vzip1q_f32(dw4, dw4), vzip2q_f32(dw4, dw4)};
@@ -126,11 +120,11 @@ struct MmlaTile {
 
 void strip_q4_0(const StripArgs& a) {
   if (a.x.n_tokens == 1) return dotprod::strip_q4_0(a);
-  tile_strip<MmlaTile<Q4_0Quants>::Of>(a);
+  tile_strip<MmlaTile<Q4_0Mmla>::Of>(a);
 }
 void strip_q8_0(const StripArgs& a) {
   if (a.x.n_tokens == 1) return dotprod::strip_q8_0(a);
-  tile_strip<MmlaTile<Q8_0Quants>::Of>(a);
+  tile_strip<MmlaTile<Q8_0Mmla>::Of>(a);
 }
 
 }  // namespace kazeia::kernels::arm::i8mm

@@ -87,7 +87,7 @@ struct K45Tile {
         x[c] = reinterpret_cast<const BlockQ8_K*>(a.x.q + static_cast<size_t>(t0 + c) * a.x.q_stride);
       float32x4_t scaled[C], mins[C];
       for (int c = 0; c < C; ++c) scaled[c] = mins[c] = vdupq_n_f32(0.0f);
-      const uint8x16_t low4 = vdupq_n_u8(0x0F), sixteen = vdupq_n_u8(0x10);
+      const uint8x16_t low4 = vdupq_n_u8(0x0F);
       for (int64_t sb = 0; sb < a.n_in / kQK_K; ++sb) {
         const size_t at = sizeof(Block) * static_cast<size_t>(sb);
         const K4Scales ks = k4_scales(rows, at + offsetof(Block, scales));
@@ -102,8 +102,8 @@ struct K45Tile {
           load_transposed(rows, at + offsetof(Block, qs) + 32 * ch, q[0]);
           load_transposed(rows, at + offsetof(Block, qs) + 32 * ch + 16, q[1]);
           // Q5_K: the fifth bits of elements l = 0..15 and 16..31 (bit s:
-          // sub-block s), transposed again per chunk (kept, they crowded
-          // out the rest of the registers).
+          // sub-block s), transposed again per chunk (held in registers for
+          // the whole super-block, they crowded out the rest).
           int8x16_t qh[2][4];
           if constexpr (kQ5) {
             load_transposed(rows, at + offsetof(BlockQ5_K, qh), qh[0]);
@@ -116,10 +116,8 @@ struct K45Tile {
               for (int k = 0; k < 4; ++k) {
                 const uint8x16_t b = vreinterpretq_u8_s8(q[i][k]);
                 uint8x16_t v = half == 0 ? vandq_u8(b, low4) : vshrq_n_u8(b, 4);
-                if constexpr (kQ5) {
-                  const uint8x16_t bit = vdupq_n_u8(static_cast<uint8_t>(1u << s));
-                  v = vorrq_u8(v, vandq_u8(vtstq_u8(vreinterpretq_u8_s8(qh[i][k]), bit), sixteen));
-                }
+                if constexpr (kQ5)
+                  v = vorrq_u8(v, bit_as_16(vreinterpretq_u8_s8(qh[i][k]), vdupq_n_u8(static_cast<uint8_t>(1u << s))));
                 g[i][k] = vreinterpretq_s8_u8(v);
               }
             }
@@ -148,8 +146,8 @@ struct K45Tile {
           mt = vmlaq_laneq_s32(mt, ks.min(5), p_hi, 1);
           mt = vmlaq_laneq_s32(mt, ks.min(6), p_hi, 2);
           mt = vmlaq_laneq_s32(mt, ks.min(7), p_hi, 3);
-          scaled[c] = vaddq_f32(scaled[c], vmulq_f32(vmulq_n_f32(dw, xb.d), vcvtq_f32_s32(isum[c])));
-          mins[c] = vaddq_f32(mins[c], vmulq_f32(vmulq_n_f32(dmin, xb.d), vcvtq_f32_s32(mt)));
+          scaled[c] = add_scaled(scaled[c], dw, xb.d, isum[c]);
+          mins[c] = add_scaled(mins[c], dmin, xb.d, mt);
         }
       }
       for (int c = 0; c < C; ++c)
@@ -215,7 +213,7 @@ struct Q6KTile {
         });
         const float32x4_t dw = row_halves(rows, at + offsetof(BlockQ6_K, d));
         for (int c = 0; c < C; ++c)
-          acc[c] = vaddq_f32(acc[c], vmulq_f32(vmulq_n_f32(dw, x[c][sb].d), vcvtq_f32_s32(isum[c])));
+          acc[c] = add_scaled(acc[c], dw, x[c][sb].d, isum[c]);
       }
       for (int c = 0; c < C; ++c) store_rows(a.y + static_cast<size_t>(t0 + c) * a.ldy, acc[c], n_real);
     }

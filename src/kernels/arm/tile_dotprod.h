@@ -4,8 +4,8 @@
 // by element (vdotq_laneq_s32) against one token's 16 activation bytes adds
 // four groups of each row into its own lane.
 //
-// Include only from *_dotprod.cpp sources (compiled with +dotprod); like
-// neon_util.h, everything is in an anonymous namespace.
+// Include only from sources compiled with +dotprod (*_dotprod.cpp,
+// *_i8mm.cpp); like neon_util.h, everything is in an anonymous namespace.
 #pragma once
 
 #include <arm_neon.h>
@@ -60,9 +60,10 @@ inline float32x4_t row_halves(const uint8_t* const rows[kTileRows], size_t at) {
 }
 
 // A strip: rows in groups of 4 (the last group repeats its last real row;
-// only real rows are stored), tokens in groups of at most 4. Tile<C> is
-// called as tile<C>(a, rows, n_real, t0): rows of one group times tokens
-// t0 .. t0 + C - 1, written to a.y (already offset to the group's row).
+// only real rows are stored), tokens in groups of at most 4:
+// Tile<C>::run(a, rows, n_real, t0) takes the rows of one group times
+// tokens t0 .. t0 + C - 1, written to a.y (already offset to the group's
+// row).
 template <template <int> class Tile>
 void tile_strip(const StripArgs& a) {
   for (int64_t r0 = 0; r0 < a.n_rows; r0 += kTileRows) {
@@ -97,6 +98,12 @@ inline void repeat(Fn&& fn) {
   } else {
     for (int i = 0; i < N; ++i) fn(i);
   }
+}
+
+// acc + (d_rows * d_x) * isum, lane by lane: a K-quant super-block's float
+// update, as the ARM row dots do it.
+inline float32x4_t add_scaled(float32x4_t acc, float32x4_t d_rows, float d_x, int32x4_t isum) {
+  return vaddq_f32(acc, vmulq_f32(vmulq_n_f32(d_rows, d_x), vcvtq_f32_s32(isum)));
 }
 
 // Token t's four results (lanes = rows) into y + t * ldy, the first n_real.

@@ -54,11 +54,7 @@ int low2(const uint8_t* qs, int i) {
 
 // The 16 6-bit scales of a Q3_K block (still biased by 32).
 void q3_scales(const uint8_t* sc, int out[16]) {
-  for (int s = 0; s < 16; ++s) {
-    const int low = s < 8 ? (sc[s] & 0xF) : (sc[s - 8] >> 4);
-    const int high = (sc[8 + s % 4] >> (2 * (s / 4))) & 3;
-    out[s] = low | (high << 4);
-  }
+  for (int s = 0; s < 16; ++s) out[s] = q3_scale(sc, s);
 }
 
 // sum of bsums[g] * min of the sub-block of 32 holding group g (two groups
