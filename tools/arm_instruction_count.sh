@@ -11,20 +11,44 @@
 # ARM_COUNT_MODES=strip (or dot) counts one of them; ARM_COUNT_LEVEL=i8mm
 # takes that level's strip and dot (default dotprod; scalar: the
 # reference dot, with ARM_COUNT_MODES=dot).
+#   tools/arm_instruction_count.sh OP D1 D2 D3 [R]
+# counts a float op of the kernel table instead (tools/arm_count/
+# arm_float_calls.cpp lists OP and its sizes: gemm M N K, softmax N - -,
+# ...): instructions per call and per multiply-add (gemm) or element, at
+# ARM_COUNT_LEVEL (default neon; scalar: the references).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${KAZEIA_ARM_BUILD_DIR:-$ROOT/build-arm}"
-[ $# -ge 4 ] || { sed -n '2,15p' "$0"; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,20p' "$0"; exit 2; }
 type="$1" n_in="$2" rows="$3" tokens="$4" reps="${5:-4}"
 [ -f "$BUILD/libkz_kernels.a" ] || { echo "no ARM build in $BUILD (run scripts/test-arm.sh)" >&2; exit 1; }
+build_tool() {  # NAME: tools/arm_count/NAME.cpp linked with the ARM build's libraries
+  aarch64-linux-gnu-g++ -O2 -std=c++20 -I"$ROOT/src" -I"$BUILD/layer_include/kernels" -I"$BUILD/layer_include/_status" \
+    -I"$BUILD/layer_include/tensor" -I"$BUILD/layer_include/format" -I"$BUILD/layer_include/base" \
+    "$ROOT/tools/arm_count/$1.cpp" "$BUILD/libkz_kernels.a" "$BUILD/libkz_tensor.a" \
+    "$BUILD/libkz_format.a" "$BUILD/libkz_base.a" -o "$BUILD/$1" -lpthread
+}
+qemu_count() {  # ARGS...: instructions qemu executed
+  qemu-aarch64 -cpu max -L /usr/aarch64-linux-gnu -singlestep -d exec -D /dev/stdout "$@" | grep -c '^Trace'
+}
+if [[ "$type" =~ ^[a-z] ]]; then  # a float op
+  build_tool arm_float_calls
+  level="${ARM_COUNT_LEVEL:-neon}"
+  one=$(qemu_count "$BUILD/arm_float_calls" "$type" "$n_in" "$rows" "$tokens" "$reps" "$level")
+  two=$(qemu_count "$BUILD/arm_float_calls" "$type" "$n_in" "$rows" "$tokens" $((2 * reps)) "$level")
+  case "$type" in
+    gemm*) units=$((n_in * rows * tokens)) unit="multiply-add" ;;
+    transpose) units=$((n_in * rows)) unit="element" ;;
+    *) units=$n_in unit="element" ;;
+  esac
+  awk -v l="$level" -v c=$(((two - one) / reps)) -v u="$units" -v name="$unit" \
+    'BEGIN { printf "%-7s %10d instructions a call, %6.3f per %s\n", l, c, c / u, name }'
+  exit 0
+fi
+build_tool arm_strip_calls
 bin="$BUILD/arm_strip_calls"
-aarch64-linux-gnu-g++ -O2 -std=c++20 -I"$ROOT/src" -I"$BUILD/layer_include/kernels" -I"$BUILD/layer_include/_status" \
-  -I"$BUILD/layer_include/tensor" -I"$BUILD/layer_include/format" -I"$BUILD/layer_include/base" \
-  "$ROOT/tools/arm_count/arm_strip_calls.cpp" "$BUILD/libkz_kernels.a" "$BUILD/libkz_tensor.a" \
-  "$BUILD/libkz_format.a" "$BUILD/libkz_base.a" -o "$bin" -lpthread
 count() {  # MODE REPS: instructions qemu executed
-  qemu-aarch64 -cpu max -L /usr/aarch64-linux-gnu -singlestep -d exec -D /dev/stdout "$bin" "$type" "$n_in" "$rows" \
-    "$tokens" "$1" "$2" "${ARM_COUNT_LEVEL:-dotprod}" | grep -c '^Trace'
+  qemu_count "$bin" "$type" "$n_in" "$rows" "$tokens" "$1" "$2" "${ARM_COUNT_LEVEL:-dotprod}"
 }
 for mode in ${ARM_COUNT_MODES:-strip dot}; do
   one=$(count "$mode" "$reps")

@@ -178,6 +178,7 @@ void fill_arm(KernelTable& t, CpuLevel level) {
   if (auto q = arm::arm_quantize_act_fn(TensorType::Q8_K, level)) t.quantize_q8_K = q;
   if (auto f = arm::arm_fp16_to_fp32_fn(level)) t.fp16_to_fp32_row = f;
   if (auto f = arm::arm_fp32_to_fp16_fn(level)) t.fp32_to_fp16_row = f;
+  arm::fill_arm_float_ops(t, level);
 }
 
 // k*Emulated: AVX-512 / AVX-VNNI kernels built for AVX2 with SIMDe for the

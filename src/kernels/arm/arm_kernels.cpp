@@ -96,6 +96,28 @@ FloatToHalfFn arm_fp32_to_fp16_fn(CpuLevel level) {
   return at_least(level, CpuLevel::kNeon) ? neon::fp32_to_fp16_row : nullptr;
 }
 
+void fill_arm_float_ops(KernelTable& t, CpuLevel level) {
+  if (!at_least(level, CpuLevel::kNeon)) return;
+  t.softmax_online_row = neon::softmax_online_row;
+  t.silu = neon::silu;
+  t.swiglu = neon::swiglu;
+  t.sigmoid_mul = neon::sigmoid_mul;
+  t.swiglu_rows = neon::swiglu_rows;
+  t.conv_silu = neon::conv_silu;
+  t.sum_squares = neon::sum_squares;
+  t.abs_range = neon::abs_range;
+  t.scale = neon::scale;
+  t.scale_mul = neon::scale_mul;
+  t.scale_add = neon::scale_add;
+  t.transpose_f32 = neon::transpose_f32;
+  t.read_stream = neon::read_stream;
+  t.gemm_f32_acc = neon::gemm_f32_acc;
+  t.gemm_f32 = neon::gemm_f32;
+  t.gemm_f32_f16b_acc = neon::gemm_f32_f16b_acc;
+  t.gemm_f32_f16b = neon::gemm_f32_f16b;
+  t.gemm_f32_scaled_acc = neon::gemm_f32_scaled_acc;
+}
+
 #else  // not aarch64
 
 VecDotFn arm_vec_dot_fn(TensorType, CpuLevel) { return nullptr; }
@@ -103,6 +125,7 @@ StripFn arm_strip_fn(TensorType, CpuLevel) { return nullptr; }
 QuantizeActFn arm_quantize_act_fn(TensorType, CpuLevel) { return nullptr; }
 HalfToFloatFn arm_fp16_to_fp32_fn(CpuLevel) { return nullptr; }
 FloatToHalfFn arm_fp32_to_fp16_fn(CpuLevel) { return nullptr; }
+void fill_arm_float_ops(KernelTable&, CpuLevel) {}
 
 #endif
 

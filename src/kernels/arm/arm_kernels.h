@@ -14,6 +14,7 @@
 //   dotprod: the same quantized dots with SDOT (vdotq_s32); Q4_0, Q8_0,
 //            Q4_K, Q5_K and Q6_K strips of 4-row x 4-token tiles (SDOT by
 //            element, rows in the lanes) for any number of tokens
+//            and the float ops (softmax row, activations, norms, gemm_f32)
 //   i8mm:    Q4_0 and Q8_0 strips of 4-row x 4-token tiles of 2x2
 //            SMMLAs for two tokens and more
 //
@@ -42,7 +43,8 @@
 #include "kernels/ref/vec_dot.h"
 
 namespace kazeia::kernels {
-struct StripArgs;  // kernels/dispatch.h
+struct StripArgs;    // kernels/dispatch.h
+struct KernelTable;  // kernels/dispatch.h
 }
 
 namespace kazeia::kernels::arm {
@@ -71,5 +73,10 @@ using HalfToFloatFn = void (*)(const uint16_t* x, int64_t n, float* out);
 using FloatToHalfFn = void (*)(const float* x, int64_t n, uint16_t* out);
 HalfToFloatFn arm_fp16_to_fp32_fn(CpuLevel level);
 FloatToHalfFn arm_fp32_to_fp16_fn(CpuLevel level);
+// Sets the table's float ops (softmax row, silu / swiglu / sigmoid_mul,
+// conv_silu, the norms' sum of squares and scalings, abs_range, transpose,
+// read_stream, the gemm_f32 family) to the NEON ones at every ARM level;
+// leaves the table as it is off aarch64 or at the scalar level.
+void fill_arm_float_ops(KernelTable& table, CpuLevel level);
 
 }  // namespace kazeia::kernels::arm

@@ -33,6 +33,33 @@ void quantize_row_q8_1_act(const float* x, int64_t n, uint8_t* out);
 void quantize_row_q8_K_act(const float* x, int64_t n, uint8_t* out);
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out);
 void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
+// The kernel table's float ops (float_ops_neon.cpp, gemm_f32_neon.cpp):
+// the references' signatures and bits.
+float softmax_online_row(const float* s, int64_t valid, int64_t n, float scale, float* m, float* alpha, float* p);
+void silu(const float* x, int64_t n, float* out);
+void swiglu(const float* gate, const float* up, int64_t n, float* out);
+void sigmoid_mul(const float* gate, const float* x, int64_t n, float* out);
+void swiglu_rows(const float* gate, const float* up, int64_t n_rows, int64_t width, size_t ld_in, float* out,
+                 size_t ld_out, bool stream);
+void conv_silu(const float* const* rows, const float* taps, size_t taps_stride, int64_t n_taps, int64_t n,
+               float* out);
+double sum_squares(const float* x, int64_t n);
+void abs_range(const float* x, int64_t n, float* min, float* max);
+void scale(const float* x, float s, int64_t n, float* out);
+void scale_mul(const float* x, float s, const float* w, int64_t n, float* out);
+void scale_add(const float* x, float s, const float* y, int64_t n, float* out);
+void transpose_f32(const float* src, size_t ld_src, int64_t rows, int64_t cols, float* dst, size_t ld_dst);
+uint64_t read_stream(const uint8_t* p, size_t bytes);
+void gemm_f32_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+                  size_t ldc);
+void gemm_f32(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb, float* c,
+              size_t ldc);
+void gemm_f32_f16b_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
+                       float* c, size_t ldc);
+void gemm_f32_f16b(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const uint16_t* b, size_t ldb,
+                   float* c, size_t ldc);
+void gemm_f32_scaled_acc(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const float* b, size_t ldb,
+                         float* c, size_t ldc, float scale, float* abs_min, float* abs_max);
 }  // namespace neon
 
 namespace dotprod {
