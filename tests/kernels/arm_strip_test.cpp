@@ -1,5 +1,5 @@
 // The ARM matmul strips (4-row x 4-token tiles: SDOT from dotprod up, SMMLA
-// for Q4_0 / Q8_0 at i8mm) against row dots, for every strip type:
+// for Q4_0 / Q8_0 / Q4_K / Q5_K at i8mm) against row dots, for every strip type:
 //  - rows with power-of-two scales, where the reference itself is exact:
 //    every output equals the reference bit for bit (the integer sums and
 //    their element order exactly), over odd row and token counts (whole
@@ -171,14 +171,14 @@ INSTANTIATE_TEST_SUITE_P(Arm, ArmStrip,
                                   cpu_level_name(std::get<1>(info.param));
                          });
 
-// Strips from dotprod up (SMMLA tiles for Q4_0 / Q8_0 at i8mm, the SDOT
-// ones for the K-quants); none below, none for the types without one.
+// Strips from dotprod up (SMMLA tiles for Q4_0 / Q8_0 / Q4_K / Q5_K at
+// i8mm, the SDOT ones for Q6_K); none below, none for the types without one.
 TEST(ArmStripTable, OffersStripsFromDotprod) {
   for (TensorType t : kStripTypes) {
     EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kNeon), nullptr) << tensor_type_name(t);
     EXPECT_NE(arm::arm_strip_fn(t, CpuLevel::kDotprod), nullptr) << tensor_type_name(t);
     EXPECT_NE(arm::arm_strip_fn(t, CpuLevel::kI8mm), nullptr) << tensor_type_name(t);
-    const bool mmla = t == TensorType::Q4_0 || t == TensorType::Q8_0;
+    const bool mmla = t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q4_K || t == TensorType::Q5_K;
     EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kDotprod) == arm::arm_strip_fn(t, CpuLevel::kI8mm), !mmla)
         << tensor_type_name(t);
   }

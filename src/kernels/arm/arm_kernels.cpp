@@ -27,16 +27,16 @@ bool at_least(CpuLevel level, CpuLevel wanted) {
 }  // namespace
 
 // From dotprod up, the 4-row x 4-token SDOT tiles (strip_dotprod.cpp,
-// strip_kquants_dotprod.cpp); at i8mm, Q4_0 and Q8_0 take 4 x 4 tiles of
-// SMMLAs (strip_i8mm.cpp; instruction counts there).
+// strip_kquants_dotprod.cpp); at i8mm, Q4_0, Q8_0, Q4_K and Q5_K take 4 x 4
+// tiles of SMMLAs (strip_i8mm.cpp; instruction counts there).
 StripFn arm_strip_fn(TensorType type, CpuLevel level) {
   if (!at_least(level, CpuLevel::kDotprod)) return nullptr;
   const bool mmla = at_least(level, CpuLevel::kI8mm);
   switch (type) {
     case TensorType::Q4_0: return mmla ? i8mm::strip_q4_0 : dotprod::strip_q4_0;
     case TensorType::Q8_0: return mmla ? i8mm::strip_q8_0 : dotprod::strip_q8_0;
-    case TensorType::Q4_K: return dotprod::strip_q4_K;
-    case TensorType::Q5_K: return dotprod::strip_q5_K;
+    case TensorType::Q4_K: return mmla ? i8mm::strip_q4_K : dotprod::strip_q4_K;
+    case TensorType::Q5_K: return mmla ? i8mm::strip_q5_K : dotprod::strip_q5_K;
     case TensorType::Q6_K: return dotprod::strip_q6_K;
     default: return nullptr;
   }

@@ -15,8 +15,8 @@
 //            Q4_K, Q5_K and Q6_K strips of 4-row x 4-token tiles (SDOT by
 //            element, rows in the lanes) for any number of tokens
 //            and the float ops (softmax row, activations, norms, gemm_f32)
-//   i8mm:    Q4_0 and Q8_0 strips of 4-row x 4-token tiles of 2x2
-//            SMMLAs for two tokens and more
+//   i8mm:    Q4_0, Q8_0, Q4_K and Q5_K strips of 4-row x 4-token tiles
+//            of 2x2 SMMLAs for two tokens and more
 //
 // Agreement with the reference (src/kernels/ref, tested in
 // tests/kernels/arm_*_test.cpp):
@@ -58,8 +58,8 @@ using VecDotFn = ref::VecDotFn;
 using QuantizeActFn = void (*)(const float* x, int64_t n, uint8_t* out);
 
 // A matmul strip (dispatch.h's StripFn: rows [0, n_rows) of a strip times
-// every token): from dotprod, 4 x 4 SDOT tiles; at i8mm, Q4_0 and Q8_0
-// take 4 x 4 tiles of SMMLAs. Any n_rows works; kArmStripRows is a good
+// every token): from dotprod, 4 x 4 SDOT tiles; at i8mm, Q4_0, Q8_0,
+// Q4_K and Q5_K take 4 x 4 tiles of SMMLAs. Any n_rows works; kArmStripRows is a good
 // strip_rows. nullptr where no strip exists.
 using StripFn = void (*)(const StripArgs& args);
 inline constexpr int kArmStripRows = 16;

@@ -87,6 +87,8 @@ namespace i8mm {
 // token takes dotprod's.
 void strip_q4_0(const StripArgs& a);
 void strip_q8_0(const StripArgs& a);
+void strip_q4_K(const StripArgs& a);
+void strip_q5_K(const StripArgs& a);
 }  // namespace i8mm
 
 }  // namespace kazeia::kernels::arm

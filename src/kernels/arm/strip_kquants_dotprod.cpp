@@ -37,40 +37,6 @@
 namespace kazeia::kernels::arm::dotprod {
 namespace {
 
-// Byte j (0..3) of each 32-bit lane, zero-extended (j need not be a
-// constant: a shift by a register, so a rolled loop does not branch on it).
-inline int32x4_t lane_byte(uint8x16_t v, int j) {
-  const uint32x4_t w = vshlq_u32(vreinterpretq_u32_u8(v), vdupq_n_s32(-8 * j));
-  return vreinterpretq_s32_u32(vandq_u32(w, vdupq_n_u32(0xFF)));
-}
-
-// The 8 six-bit scales and mins of a Q4_K / Q5_K super-block of the four
-// rows (the layout of scale_min_k4 in tensor/blocks.h), unpacked for all of
-// them at once from the rows' 12 scale bytes transposed: lane r of
-// scale_lo holds row r's scales 0..3 as bytes, scale_hi 4..7, the same for
-// the mins. Reads 16 bytes at the scales (the last 4 are the block's next
-// field).
-struct K4Scales {
-  uint8x16_t scale_lo, scale_hi, min_lo, min_hi;
-  // Sub-block s's scale (min) of the four rows as int32 lanes.
-  int32x4_t scale(int s) const { return lane_byte(pick(s, scale_lo, scale_hi), s % 4); }
-  int32x4_t min(int s) const { return lane_byte(pick(s, min_lo, min_hi), s % 4); }
-  // lo for s < 4, else hi, without a branch.
-  static uint8x16_t pick(int s, uint8x16_t lo, uint8x16_t hi) {
-    return vbslq_u8(vdupq_n_u8(s < 4 ? 0xFF : 0), lo, hi);
-  }
-};
-inline K4Scales k4_scales(const uint8_t* const rows[kTileRows], size_t at) {
-  int8x16_t t[4];
-  load_transposed(rows, at, t);
-  const uint8x16_t b0 = vreinterpretq_u8_s8(t[0]), b4 = vreinterpretq_u8_s8(t[1]), b8 = vreinterpretq_u8_s8(t[2]);
-  const uint8x16_t low6 = vdupq_n_u8(63), low4 = vdupq_n_u8(0x0F);
-  // j < 4: bytes j and j + 4, low 6 bits; j >= 4: byte j + 4's nibble and
-  // the top 2 bits of bytes j - 4 (scale) and j (min).
-  return {vandq_u8(b0, low6), vorrq_u8(vandq_u8(b8, low4), vshlq_n_u8(vshrq_n_u8(b0, 6), 4)), vandq_u8(b4, low6),
-          vorrq_u8(vshrq_n_u8(b8, 4), vshlq_n_u8(vshrq_n_u8(b4, 6), 4))};
-}
-
 // Q4_K (kQ5 false) and Q5_K.
 template <bool kQ5>
 struct K45Tile {
@@ -134,20 +100,8 @@ struct K45Tile {
         const float32x4_t dmin = row_halves(rows, at + offsetof(Block, dmin));
         for (int c = 0; c < C; ++c) {
           const BlockQ8_K& xb = x[c][sb];
-          // sum over the sub-blocks of min_s times the activations' sum over
-          // s (bsums of 16 in pairs: at most 2 * 16 * 128, int16).
-          const int16x8_t pairs = vpaddq_s16(vld1q_s16(xb.bsums), vld1q_s16(xb.bsums + 8));
-          const int32x4_t p_lo = vmovl_s16(vget_low_s16(pairs)), p_hi = vmovl_high_s16(pairs);
-          int32x4_t mt = vmulq_laneq_s32(ks.min(0), p_lo, 0);
-          mt = vmlaq_laneq_s32(mt, ks.min(1), p_lo, 1);
-          mt = vmlaq_laneq_s32(mt, ks.min(2), p_lo, 2);
-          mt = vmlaq_laneq_s32(mt, ks.min(3), p_lo, 3);
-          mt = vmlaq_laneq_s32(mt, ks.min(4), p_hi, 0);
-          mt = vmlaq_laneq_s32(mt, ks.min(5), p_hi, 1);
-          mt = vmlaq_laneq_s32(mt, ks.min(6), p_hi, 2);
-          mt = vmlaq_laneq_s32(mt, ks.min(7), p_hi, 3);
           scaled[c] = add_scaled(scaled[c], dw, xb.d, isum[c]);
-          mins[c] = add_scaled(mins[c], dmin, xb.d, mt);
+          mins[c] = add_scaled(mins[c], dmin, xb.d, ks.mins_term(xb));
         }
       }
       for (int c = 0; c < C; ++c)

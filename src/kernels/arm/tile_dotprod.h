@@ -2,7 +2,9 @@
 // strip_kquants_dotprod.cpp: Q4_K / Q5_K / Q6_K): 4 weight rows in the 4
 // lanes of a vector, their quants transposed in 4-byte groups so that SDOT
 // by element (vdotq_laneq_s32) against one token's 16 activation bytes adds
-// four groups of each row into its own lane.
+// four groups of each row into its own lane. Also the Q4_K / Q5_K scale
+// unpacking of four rows at once (K4Scales), which the SMMLA tiles of
+// strip_i8mm.cpp use as well.
 //
 // Include only from sources compiled with +dotprod (*_dotprod.cpp,
 // *_i8mm.cpp); like neon_util.h, everything is in an anonymous namespace.
@@ -17,6 +19,7 @@
 
 #include "kernels/arm/neon_util.h"
 #include "kernels/dispatch.h"
+#include "tensor/blocks.h"
 
 namespace kazeia::kernels::arm {
 namespace {
@@ -57,6 +60,55 @@ inline int32x4_t dot16(int32x4_t acc, const int8x16_t g[4], int8x16_t x) {
 inline float32x4_t row_halves(const uint8_t* const rows[kTileRows], size_t at) {
   return halves_to_f32x4(load_u16(rows[0] + at), load_u16(rows[1] + at), load_u16(rows[2] + at),
                          load_u16(rows[3] + at));
+}
+
+// Byte j (0..3) of each 32-bit lane, zero-extended (j need not be a
+// constant: a shift by a register, so a rolled loop does not branch on it).
+inline int32x4_t lane_byte(uint8x16_t v, int j) {
+  const uint32x4_t w = vshlq_u32(vreinterpretq_u32_u8(v), vdupq_n_s32(-8 * j));
+  return vreinterpretq_s32_u32(vandq_u32(w, vdupq_n_u32(0xFF)));
+}
+
+// The 8 six-bit scales and mins of a Q4_K / Q5_K super-block of the four
+// rows (the layout of scale_min_k4 in tensor/blocks.h), unpacked for all of
+// them at once from the rows' 12 scale bytes transposed: lane r of
+// scale_lo holds row r's scales 0..3 as bytes, scale_hi 4..7, the same for
+// the mins. Reads 16 bytes at the scales (the last 4 are the block's next
+// field).
+struct K4Scales {
+  uint8x16_t scale_lo, scale_hi, min_lo, min_hi;
+  // Sub-block s's scale (min) of the four rows as int32 lanes.
+  int32x4_t scale(int s) const { return lane_byte(pick(s, scale_lo, scale_hi), s % 4); }
+  int32x4_t min(int s) const { return lane_byte(pick(s, min_lo, min_hi), s % 4); }
+  // lo for s < 4, else hi, without a branch.
+  static uint8x16_t pick(int s, uint8x16_t lo, uint8x16_t hi) {
+    return vbslq_u8(vdupq_n_u8(s < 4 ? 0xFF : 0), lo, hi);
+  }
+  // Lane r: the sum over the sub-blocks of row r's min_s times the
+  // token's activation sum over s (bsums of 16 in pairs: at most 2 * 16 *
+  // 128, int16) - the integer the Q4_K / Q5_K mins term scales.
+  int32x4_t mins_term(const BlockQ8_K& xb) const {
+    const int16x8_t pairs = vpaddq_s16(vld1q_s16(xb.bsums), vld1q_s16(xb.bsums + 8));
+    const int32x4_t p_lo = vmovl_s16(vget_low_s16(pairs)), p_hi = vmovl_high_s16(pairs);
+    int32x4_t mt = vmulq_laneq_s32(min(0), p_lo, 0);
+    mt = vmlaq_laneq_s32(mt, min(1), p_lo, 1);
+    mt = vmlaq_laneq_s32(mt, min(2), p_lo, 2);
+    mt = vmlaq_laneq_s32(mt, min(3), p_lo, 3);
+    mt = vmlaq_laneq_s32(mt, min(4), p_hi, 0);
+    mt = vmlaq_laneq_s32(mt, min(5), p_hi, 1);
+    mt = vmlaq_laneq_s32(mt, min(6), p_hi, 2);
+    return vmlaq_laneq_s32(mt, min(7), p_hi, 3);
+  }
+};
+inline K4Scales k4_scales(const uint8_t* const rows[kTileRows], size_t at) {
+  int8x16_t t[4];
+  load_transposed(rows, at, t);
+  const uint8x16_t b0 = vreinterpretq_u8_s8(t[0]), b4 = vreinterpretq_u8_s8(t[1]), b8 = vreinterpretq_u8_s8(t[2]);
+  const uint8x16_t low6 = vdupq_n_u8(63), low4 = vdupq_n_u8(0x0F);
+  // j < 4: bytes j and j + 4, low 6 bits; j >= 4: byte j + 4's nibble and
+  // the top 2 bits of bytes j - 4 (scale) and j (min).
+  return {vandq_u8(b0, low6), vorrq_u8(vandq_u8(b8, low4), vshlq_n_u8(vshrq_n_u8(b0, 6), 4)), vandq_u8(b4, low6),
+          vorrq_u8(vshrq_n_u8(b8, 4), vshlq_n_u8(vshrq_n_u8(b4, 6), 4))};
 }
 
 // A strip: rows in groups of 4 (the last group repeats its last real row;
