@@ -32,8 +32,8 @@ namespace {
 
 using arm_testing::OffsetBuffer;
 
-const TensorType kStripTypes[] = {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K,
-                                  TensorType::Q6_K};
+const TensorType kStripTypes[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
+                                  TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
 
 class ArmStrip : public ::testing::TestWithParam<std::tuple<TensorType, CpuLevel>> {
  protected:
@@ -182,7 +182,7 @@ TEST(ArmStripTable, OffersStripsFromDotprod) {
     EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kDotprod) == arm::arm_strip_fn(t, CpuLevel::kI8mm), !mmla)
         << tensor_type_name(t);
   }
-  for (TensorType t : {TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q2_K, TensorType::Q3_K}) {
+  for (TensorType t : {TensorType::Q2_K, TensorType::Q3_K}) {
     EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kI8mm), nullptr) << tensor_type_name(t);
   }
 }

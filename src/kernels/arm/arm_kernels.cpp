@@ -35,6 +35,9 @@ StripFn arm_strip_fn(TensorType type, CpuLevel level) {
   switch (type) {
     case TensorType::Q4_0: return mmla ? i8mm::strip_q4_0 : dotprod::strip_q4_0;
     case TensorType::Q8_0: return mmla ? i8mm::strip_q8_0 : dotprod::strip_q8_0;
+    case TensorType::Q4_1: return dotprod::strip_q4_1;
+    case TensorType::Q5_0: return dotprod::strip_q5_0;
+    case TensorType::Q5_1: return dotprod::strip_q5_1;
     case TensorType::Q4_K: return mmla ? i8mm::strip_q4_K : dotprod::strip_q4_K;
     case TensorType::Q5_K: return mmla ? i8mm::strip_q5_K : dotprod::strip_q5_K;
     case TensorType::Q6_K: return dotprod::strip_q6_K;

@@ -77,6 +77,9 @@ float vec_dot_q6_K(int64_t n, const uint8_t* w_row, const void* x_row);
 // strip_kquants_dotprod.cpp).
 void strip_q4_0(const StripArgs& a);
 void strip_q8_0(const StripArgs& a);
+void strip_q4_1(const StripArgs& a);
+void strip_q5_0(const StripArgs& a);
+void strip_q5_1(const StripArgs& a);
 void strip_q4_K(const StripArgs& a);
 void strip_q5_K(const StripArgs& a);
 void strip_q6_K(const StripArgs& a);

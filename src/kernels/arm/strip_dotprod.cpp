@@ -1,4 +1,5 @@
-// Q4_0 and Q8_0 strips (any number of tokens) with SDOT, rows in the lanes
+// Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 strips (any number of tokens) with SDOT,
+// rows in the lanes
 // (compiled with +dotprod, only called when the CPU has it).
 //
 // The row dots (int8_dot_kernels.h) give one (row, token) per call: per
@@ -15,47 +16,135 @@
 // Instructions executed per (row, token, 32 weights), 1024-input rows, 16
 // rows (tools/arm_instruction_count.sh under qemu; no aarch64 hardware here
 // to time them), strip / row dot: 1 token Q4_0 15.3 / 20.4, Q8_0 14.2 /
-// 17.3; 4 tokens Q4_0 7.9 / 20.2, Q8_0 7.3 / 17.1. At i8mm, two tokens and
-// more take the SMMLA tiles (strip_i8mm.cpp), one token these.
+// 17.3, Q4_1 16.7 / 22.4, Q5_0 26.0 / 37.2, Q5_1 27.6 / 38.7; 4 tokens
+// Q4_0 7.9 / 20.2, Q8_0 7.3 / 17.1, Q4_1 9.0 / 22.2, Q5_0 10.7 / 37.0,
+// Q5_1 12.0 / 38.4. At i8mm, Q4_0 / Q8_0 batches of two tokens and more
+// take the SMMLA tiles (strip_i8mm.cpp), one token these.
 //
-// Float update per block, as the reference (ref/vec_dot_legacy.cpp):
-//   Q4_0: acc = fma(sumi * d_w, d_x, acc)   Q8_0: acc = fma(d_w * d_x, sumi, acc)
-// lane by lane: every output is the reference dot of its row and token, bit
-// for bit (given no contraction, cmake/ArmCrossBuild.cmake).
+// Float update per block, as the reference (LegacyRows::add): every output
+// is the reference dot of its row and token, bit for bit (given no
+// contraction, cmake/ArmCrossBuild.cmake).
 #include <arm_neon.h>
 
 #include <cstddef>
+#include <cstring>
+#include <type_traits>
 
 #include "kernels/arm/level_kernels.h"
 #include "kernels/arm/neon_util.h"
 #include "kernels/arm/tile_dotprod.h"
 #include "kernels/dispatch.h"
+#include "kernels/ref/vec_dot.h"
 #include "tensor/blocks.h"
 
 namespace kazeia::kernels::arm::dotprod {
 namespace {
 
-struct Q4_0Rows {
-  static constexpr size_t kBytes = sizeof(BlockQ4_0);
-  static constexpr ScaleOrder kOrder = ScaleOrder::kWeightFirst;
-  // Groups 0..7 of the block at `at` of the four rows (elements j < 16: low
-  // nibbles of qs[j], j + 16: high; minus 8).
-  static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
-    int8x16_t t[4];
-    load_transposed(rows, at + offsetof(BlockQ4_0, qs), t);
-    for (int k = 0; k < 4; ++k) {
-      const uint8x16_t b = vreinterpretq_u8_s8(t[k]);
-      g[k] = low_nibbles(b, 8);
-      g[k + 4] = high_nibbles(b, 8);
+// The rows' scales of one block: d (every block's first field) and, for
+// Q4_1 / Q5_1, m (the second).
+struct RowScales {
+  float32x4_t d, m;
+};
+
+// Groups 0..7 of a block of the four rows whose element j < 16 is the low
+// nibble of qs[j] and j + 16 the high one (Q4_0, Q4_1, Q5_0, Q5_1), as
+// unsigned values 0..15.
+template <size_t kQs>
+inline void nibble_groups(const uint8_t* const rows[kTileRows], size_t at, uint8x16_t g[8]) {
+  int8x16_t t[4];
+  load_transposed(rows, at + kQs, t);
+  for (int k = 0; k < 4; ++k) {
+    const uint8x16_t b = vreinterpretq_u8_s8(t[k]);
+    g[k] = vandq_u8(b, vdupq_n_u8(0x0F));
+    g[k + 4] = vshrq_n_u8(b, 4);
+  }
+}
+
+// Q5_0 / Q5_1: adds 16 to the elements whose bit in the rows' 32-bit qh is
+// set (element j: bit j). Group G's elements 4G' .. 4G' + 3 (G' = G, or
+// 16 / 4 + G - 4 for the high half) take their bits from qh byte e / 8 at
+// shifts e % 8 .. + 3 (e = 4G'): the byte is spread over each row's lane
+// by a table lookup, the bits picked by VTST.
+template <size_t kQh>
+inline void add_fifth_bits(const uint8_t* const rows[kTileRows], size_t at, uint8x16_t g[8]) {
+  uint32_t qh[kTileRows];
+  for (int r = 0; r < kTileRows; ++r) std::memcpy(&qh[r], rows[r] + at + kQh, sizeof(uint32_t));
+  const uint8x16_t bytes = vreinterpretq_u8_u32(vld1q_u32(qh));
+  static constexpr uint8_t kLaneBase[16] = {0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12};
+  static constexpr uint8_t kBits[16] = {1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8};
+  const uint8x16_t base = vld1q_u8(kLaneBase), low_bits = vld1q_u8(kBits), high_bits = vshlq_n_u8(low_bits, 4);
+  for (int G = 0; G < 8; ++G) {
+    const int e = G < 4 ? 4 * G : 16 + 4 * (G - 4);
+    const uint8x16_t spread = vqtbl1q_u8(bytes, vaddq_u8(base, vdupq_n_u8(static_cast<uint8_t>(e / 8))));
+    g[G] = vorrq_u8(g[G], bit_as_16(spread, e % 8 == 0 ? low_bits : high_bits));
+  }
+}
+
+// The formats: block bytes, activation block (Q8_0, or Q8_1 for the formats
+// with an offset m), the rows' groups as signed quants, and the reference's
+// float update of a block (ref/vec_dot_legacy.cpp), lane by lane:
+//   Q4_0: acc = fma(sumi * d_w, d_x, acc)   Q8_0: acc = fma(d_w * d_x, sumi, acc)
+//   Q5_0: acc + (d_w * d_x) * sumi          Q4_1 / Q5_1: acc + ((d_w * d_x) * sumi + m_w * s_x)
+template <size_t kBlockBytes, class XBlock, ScaleOrder kOrder>
+struct LegacyRows {
+  static constexpr size_t kBytes = kBlockBytes;
+  using X = XBlock;
+  static constexpr bool kMin = std::is_same_v<XBlock, ref::BlockQ8_1>;
+  static RowScales scales(const uint8_t* const rows[kTileRows], size_t at) {
+    return {row_halves(rows, at), kMin ? row_halves(rows, at + 2) : vdupq_n_f32(0.0f)};
+  }
+  static float32x4_t add(float32x4_t acc, float32x4_t sumi, const RowScales& w, const X& x) {
+    const float32x4_t dx = vdupq_n_f32(half_to_float(x.d));
+    if constexpr (std::is_same_v<XBlock, BlockQ8_0> && kOrder == ScaleOrder::kWeightFirst) {
+      return vfmaq_f32(acc, vmulq_f32(sumi, w.d), dx);  // Q4_0
+    } else if constexpr (kBlockBytes == sizeof(BlockQ8_0)) {
+      return vfmaq_f32(acc, vmulq_f32(w.d, dx), sumi);  // Q8_0
+    } else if constexpr (kMin) {
+      const float32x4_t sx = vdupq_n_f32(half_to_float(x.s));
+      return vaddq_f32(acc, vaddq_f32(vmulq_f32(vmulq_f32(w.d, dx), sumi), vmulq_f32(w.m, sx)));
+    } else {
+      return vaddq_f32(acc, vmulq_f32(vmulq_f32(w.d, dx), sumi));  // Q5_0
     }
   }
 };
 
-struct Q8_0Rows {
-  static constexpr size_t kBytes = sizeof(BlockQ8_0);
-  static constexpr ScaleOrder kOrder = ScaleOrder::kProductOfScales;
+template <size_t kQs, int8_t kOffset>
+inline void q4_groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
+  uint8x16_t u[8];
+  nibble_groups<kQs>(rows, at, u);
+  for (int k = 0; k < 8; ++k) g[k] = vsubq_s8(vreinterpretq_s8_u8(u[k]), vdupq_n_s8(kOffset));
+}
+template <size_t kQh, size_t kQs, int8_t kOffset>
+inline void q5_groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
+  uint8x16_t u[8];
+  nibble_groups<kQs>(rows, at, u);
+  add_fifth_bits<kQh>(rows, at, u);
+  for (int k = 0; k < 8; ++k) g[k] = vsubq_s8(vreinterpretq_s8_u8(u[k]), vdupq_n_s8(kOffset));
+}
+
+struct Q4_0Rows : LegacyRows<sizeof(BlockQ4_0), BlockQ8_0, ScaleOrder::kWeightFirst> {
+  static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
+    q4_groups<offsetof(BlockQ4_0, qs), 8>(rows, at, g);
+  }
+};
+struct Q8_0Rows : LegacyRows<sizeof(BlockQ8_0), BlockQ8_0, ScaleOrder::kProductOfScales> {
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     for (int h = 0; h < 2; ++h) load_transposed(rows, at + offsetof(BlockQ8_0, qs) + 16 * h, g + 4 * h);
+  }
+};
+struct Q4_1Rows : LegacyRows<sizeof(BlockQ4_1), ref::BlockQ8_1, ScaleOrder::kProductOfScales> {
+  static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
+    q4_groups<offsetof(BlockQ4_1, qs), 0>(rows, at, g);
+  }
+};
+struct Q5_0Rows : LegacyRows<sizeof(BlockQ5_0), BlockQ8_0, ScaleOrder::kProductOfScales> {
+  static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
+    q5_groups<offsetof(BlockQ5_0, qh), offsetof(BlockQ5_0, qs), 16>(rows, at, g);
+  }
+};
+struct Q5_1Rows : LegacyRows<sizeof(BlockQ5_1), ref::BlockQ8_1, ScaleOrder::kProductOfScales> {
+  static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
+    q5_groups<offsetof(BlockQ5_1, qh), offsetof(BlockQ5_1, qs), 0>(rows, at, g);
   }
 };
 
@@ -66,8 +155,9 @@ struct LegacyTile {
   template <int C>
   struct Of {
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
-      const uint8_t* x[C];
-      for (int c = 0; c < C; ++c) x[c] = a.x.q + static_cast<size_t>(t0 + c) * a.x.q_stride;
+      using X = typename F::X;
+      const X* x[C];
+      for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const X*>(a.x.q + static_cast<size_t>(t0 + c) * a.x.q_stride);
       float32x4_t acc[C];
       for (int c = 0; c < C; ++c) acc[c] = vdupq_n_f32(0.0f);
       const int64_t nb = a.n_in / kQK;
@@ -75,15 +165,12 @@ struct LegacyTile {
         const size_t at = F::kBytes * static_cast<size_t>(b);
         int8x16_t g[8];
         F::groups(rows, at, g);
-        const float32x4_t dw = row_halves(rows, at);  // d is every block's first field
+        const RowScales w = F::scales(rows, at);
         for (int c = 0; c < C; ++c) {
-          const uint8_t* xb = x[c] + sizeof(BlockQ8_0) * static_cast<size_t>(b);
-          const int8x16_t x0 = load_s8x16(xb + offsetof(BlockQ8_0, qs));
-          const int8x16_t x1 = load_s8x16(xb + offsetof(BlockQ8_0, qs) + 16);
+          const X& xb = x[c][b];
           // Two chains of four (groups 0-3, 4-7), joined: exact int32 either way.
-          const int32x4_t s = vaddq_s32(dot16(vdupq_n_s32(0), g, x0), dot16(vdupq_n_s32(0), g + 4, x1));
-          const ScaledSums t = scale_sums<F::kOrder>(vcvtq_f32_s32(s), dw, vdupq_n_f32(half_to_float(load_u16(xb))));
-          acc[c] = vfmaq_f32(acc[c], t.a, t.b);
+          const int32x4_t s = vaddq_s32(dot16(vdupq_n_s32(0), g, vld1q_s8(xb.qs)), dot16(vdupq_n_s32(0), g + 4, vld1q_s8(xb.qs + 16)));
+          acc[c] = F::add(acc[c], vcvtq_f32_s32(s), w, xb);
         }
       }
       for (int c = 0; c < C; ++c) store_rows(a.y + static_cast<size_t>(t0 + c) * a.ldy, acc[c], n_real);
@@ -95,5 +182,8 @@ struct LegacyTile {
 
 void strip_q4_0(const StripArgs& a) { tile_strip<LegacyTile<Q4_0Rows>::Of>(a); }
 void strip_q8_0(const StripArgs& a) { tile_strip<LegacyTile<Q8_0Rows>::Of>(a); }
+void strip_q4_1(const StripArgs& a) { tile_strip<LegacyTile<Q4_1Rows>::Of>(a); }
+void strip_q5_0(const StripArgs& a) { tile_strip<LegacyTile<Q5_0Rows>::Of>(a); }
+void strip_q5_1(const StripArgs& a) { tile_strip<LegacyTile<Q5_1Rows>::Of>(a); }
 
 }  // namespace kazeia::kernels::arm::dotprod

@@ -1,4 +1,4 @@
-// What the SDOT tile strips share (strip_dotprod.cpp: Q4_0 / Q8_0,
+// What the SDOT tile strips share (strip_dotprod.cpp: the legacy formats,
 // strip_kquants_dotprod.cpp: Q4_K / Q5_K / Q6_K): 4 weight rows in the 4
 // lanes of a vector, their quants transposed in 4-byte groups so that SDOT
 // by element (vdotq_laneq_s32) against one token's 16 activation bytes adds
