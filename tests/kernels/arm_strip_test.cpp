@@ -171,8 +171,9 @@ INSTANTIATE_TEST_SUITE_P(Arm, ArmStrip,
                                   cpu_level_name(std::get<1>(info.param));
                          });
 
-// Strips from dotprod up (SMMLA tiles for Q4_0 / Q8_0 / Q4_K / Q5_K at
-// i8mm, the SDOT ones for Q6_K); none below, none for the types without one.
+// Quantized strips from dotprod up (SMMLA tiles for Q4_0 / Q8_0 / Q4_K /
+// Q5_K at i8mm, SDOT ones for the rest); none below, none for the types
+// without one. The float types' strips exist at every level.
 TEST(ArmStripTable, OffersStripsFromDotprod) {
   for (TensorType t : kStripTypes) {
     EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kNeon), nullptr) << tensor_type_name(t);
@@ -181,6 +182,11 @@ TEST(ArmStripTable, OffersStripsFromDotprod) {
     const bool mmla = t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q4_K || t == TensorType::Q5_K;
     EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kDotprod) == arm::arm_strip_fn(t, CpuLevel::kI8mm), !mmla)
         << tensor_type_name(t);
+  }
+  // F32, F16 and BF16 at every level (SimdTables checks their bits).
+  for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16}) {
+    EXPECT_NE(arm::arm_strip_fn(t, CpuLevel::kNeon), nullptr) << tensor_type_name(t);
+    EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kNeon), arm::arm_strip_fn(t, CpuLevel::kI8mm)) << tensor_type_name(t);
   }
   for (TensorType t : {TensorType::Q2_K, TensorType::Q3_K}) {
     EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kI8mm), nullptr) << tensor_type_name(t);

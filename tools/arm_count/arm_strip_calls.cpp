@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   if (!level) return std::fprintf(stderr, "unknown level %s\n", argv[7]), 2;
   TensorType type{};
   bool found = false;
-  for (TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+  for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
                        TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
     if (tensor_type_name(t) == argv[1]) type = t, found = true;
   }

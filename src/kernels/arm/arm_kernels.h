@@ -8,7 +8,8 @@
 // so dispatch code may call these unconditionally.
 //
 // What exists, by level (a higher level also offers everything below it):
-//   neon:    dots F32, F16, BF16; Q4_0, Q5_0, Q8_0 (x Q8_0), Q4_1, Q5_1
+//   neon:    dots F32, F16, BF16 and their strips (tiles of up to 4 rows x
+//            3 tokens); Q4_0, Q5_0, Q8_0 (x Q8_0), Q4_1, Q5_1
 //            (x Q8_1), Q2_K .. Q6_K (x Q8_K) with widening 8-bit
 //            multiplies; activation quantizers Q8_0, Q8_1, Q8_K
 //   dotprod: the same quantized dots with SDOT (vdotq_s32); Q4_0, Q4_1,
