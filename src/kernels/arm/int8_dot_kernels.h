@@ -70,7 +70,6 @@ inline BlockQuants q5_quants(const uint8_t* block) {
 struct LegacyTerms {
   float32x4_t a, b;  // Q4_0 / Q8_0: the contribution is fma(a, b, sum); others: sum + a
 };
-enum class LegacyAdd { kFused, kPlain };
 
 template <size_t kWBytes, class XBlock, BlockQuants (*kUnpack)(const uint8_t*), LegacyAdd kAdd, ScaleOrder kOrder>
 struct LegacyFormat {

@@ -69,6 +69,11 @@ inline int32x4_t sum_lanes_4(int32x4_t a, int32x4_t b, int32x4_t c, int32x4_t d)
 // The two factors of the fused multiply-add, per lane.
 enum class ScaleOrder { kWeightFirst, kProductOfScales };
 
+// Whether a legacy format's block contribution is fused into the running
+// sum (Q4_0, Q8_0: fma with the factors above) or added (Q5_0, Q4_1,
+// Q5_1: sum + term).
+enum class LegacyAdd { kFused, kPlain };
+
 struct ScaledSums {
   float32x4_t a, b;  // the block's contribution is a * b, fused into the add
 };

@@ -85,7 +85,7 @@ inline void add_fifth_bits(const uint8_t* const rows[kTileRows], size_t at, uint
 // float update of a block (ref/vec_dot_legacy.cpp), lane by lane:
 //   Q4_0: acc = fma(sumi * d_w, d_x, acc)   Q8_0: acc = fma(d_w * d_x, sumi, acc)
 //   Q5_0: acc + (d_w * d_x) * sumi          Q4_1 / Q5_1: acc + ((d_w * d_x) * sumi + m_w * s_x)
-template <size_t kBlockBytes, class XBlock, ScaleOrder kOrder>
+template <size_t kBlockBytes, class XBlock, LegacyAdd kAdd, ScaleOrder kOrder>
 struct LegacyRows {
   static constexpr size_t kBytes = kBlockBytes;
   using X = XBlock;
@@ -95,15 +95,14 @@ struct LegacyRows {
   }
   static float32x4_t add(float32x4_t acc, float32x4_t sumi, const RowScales& w, const X& x) {
     const float32x4_t dx = vdupq_n_f32(half_to_float(x.d));
-    if constexpr (std::is_same_v<XBlock, BlockQ8_0> && kOrder == ScaleOrder::kWeightFirst) {
-      return vfmaq_f32(acc, vmulq_f32(sumi, w.d), dx);  // Q4_0
-    } else if constexpr (kBlockBytes == sizeof(BlockQ8_0)) {
-      return vfmaq_f32(acc, vmulq_f32(w.d, dx), sumi);  // Q8_0
+    if constexpr (kAdd == LegacyAdd::kFused) {
+      const ScaledSums t = scale_sums<kOrder>(sumi, w.d, dx);
+      return vfmaq_f32(acc, t.a, t.b);
     } else if constexpr (kMin) {
       const float32x4_t sx = vdupq_n_f32(half_to_float(x.s));
       return vaddq_f32(acc, vaddq_f32(vmulq_f32(vmulq_f32(w.d, dx), sumi), vmulq_f32(w.m, sx)));
     } else {
-      return vaddq_f32(acc, vmulq_f32(vmulq_f32(w.d, dx), sumi));  // Q5_0
+      return vaddq_f32(acc, vmulq_f32(vmulq_f32(w.d, dx), sumi));
     }
   }
 };
@@ -122,27 +121,27 @@ inline void q5_groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t
   for (int k = 0; k < 8; ++k) g[k] = vsubq_s8(vreinterpretq_s8_u8(u[k]), vdupq_n_s8(kOffset));
 }
 
-struct Q4_0Rows : LegacyRows<sizeof(BlockQ4_0), BlockQ8_0, ScaleOrder::kWeightFirst> {
+struct Q4_0Rows : LegacyRows<sizeof(BlockQ4_0), BlockQ8_0, LegacyAdd::kFused, ScaleOrder::kWeightFirst> {
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     q4_groups<offsetof(BlockQ4_0, qs), 8>(rows, at, g);
   }
 };
-struct Q8_0Rows : LegacyRows<sizeof(BlockQ8_0), BlockQ8_0, ScaleOrder::kProductOfScales> {
+struct Q8_0Rows : LegacyRows<sizeof(BlockQ8_0), BlockQ8_0, LegacyAdd::kFused, ScaleOrder::kProductOfScales> {
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     for (int h = 0; h < 2; ++h) load_transposed(rows, at + offsetof(BlockQ8_0, qs) + 16 * h, g + 4 * h);
   }
 };
-struct Q4_1Rows : LegacyRows<sizeof(BlockQ4_1), ref::BlockQ8_1, ScaleOrder::kProductOfScales> {
+struct Q4_1Rows : LegacyRows<sizeof(BlockQ4_1), ref::BlockQ8_1, LegacyAdd::kPlain, ScaleOrder::kProductOfScales> {
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     q4_groups<offsetof(BlockQ4_1, qs), 0>(rows, at, g);
   }
 };
-struct Q5_0Rows : LegacyRows<sizeof(BlockQ5_0), BlockQ8_0, ScaleOrder::kProductOfScales> {
+struct Q5_0Rows : LegacyRows<sizeof(BlockQ5_0), BlockQ8_0, LegacyAdd::kPlain, ScaleOrder::kProductOfScales> {
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     q5_groups<offsetof(BlockQ5_0, qh), offsetof(BlockQ5_0, qs), 16>(rows, at, g);
   }
 };
-struct Q5_1Rows : LegacyRows<sizeof(BlockQ5_1), ref::BlockQ8_1, ScaleOrder::kProductOfScales> {
+struct Q5_1Rows : LegacyRows<sizeof(BlockQ5_1), ref::BlockQ8_1, LegacyAdd::kPlain, ScaleOrder::kProductOfScales> {
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     q5_groups<offsetof(BlockQ5_1, qh), offsetof(BlockQ5_1, qs), 0>(rows, at, g);
   }
