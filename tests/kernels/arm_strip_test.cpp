@@ -33,7 +33,8 @@ namespace {
 using arm_testing::OffsetBuffer;
 
 const TensorType kStripTypes[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
-                                  TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+                                  TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K,
+                                  TensorType::Q5_K, TensorType::Q6_K};
 
 class ArmStrip : public ::testing::TestWithParam<std::tuple<TensorType, CpuLevel>> {
  protected:
@@ -187,9 +188,6 @@ TEST(ArmStripTable, OffersStripsFromDotprod) {
   for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::BF16}) {
     EXPECT_NE(arm::arm_strip_fn(t, CpuLevel::kNeon), nullptr) << tensor_type_name(t);
     EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kNeon), arm::arm_strip_fn(t, CpuLevel::kI8mm)) << tensor_type_name(t);
-  }
-  for (TensorType t : {TensorType::Q2_K, TensorType::Q3_K}) {
-    EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kI8mm), nullptr) << tensor_type_name(t);
   }
 }
 

@@ -50,6 +50,8 @@ StripFn arm_strip_fn(TensorType type, CpuLevel level) {
     case TensorType::Q4_K: return mmla ? i8mm::strip_q4_K : dotprod::strip_q4_K;
     case TensorType::Q5_K: return mmla ? i8mm::strip_q5_K : dotprod::strip_q5_K;
     case TensorType::Q6_K: return dotprod::strip_q6_K;
+    case TensorType::Q2_K: return dotprod::strip_q2_K;
+    case TensorType::Q3_K: return dotprod::strip_q3_K;
     default: return nullptr;
   }
 }

@@ -13,7 +13,7 @@
 //            (x Q8_1), Q2_K .. Q6_K (x Q8_K) with widening 8-bit
 //            multiplies; activation quantizers Q8_0, Q8_1, Q8_K
 //   dotprod: the same quantized dots with SDOT (vdotq_s32); Q4_0, Q4_1,
-//            Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K strips of 4-row x
+//            Q5_0, Q5_1, Q8_0 and Q2_K .. Q6_K strips of 4-row x
 //            4-token tiles (SDOT by element, rows in the lanes) for any
 //            number of tokens
 //            and the float ops (softmax row, activations, norms, gemm_f32)

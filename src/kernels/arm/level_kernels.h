@@ -88,6 +88,8 @@ void strip_q5_1(const StripArgs& a);
 void strip_q4_K(const StripArgs& a);
 void strip_q5_K(const StripArgs& a);
 void strip_q6_K(const StripArgs& a);
+void strip_q2_K(const StripArgs& a);
+void strip_q3_K(const StripArgs& a);
 }  // namespace dotprod
 
 namespace i8mm {

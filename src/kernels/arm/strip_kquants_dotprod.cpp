@@ -1,4 +1,4 @@
-// Q4_K, Q5_K and Q6_K strips (x Q8_K, any number of tokens) of 4-row x
+// Q2_K, Q3_K, Q4_K, Q5_K and Q6_K strips (x Q8_K, any number of tokens) of 4-row x
 // 4-token SDOT tiles, rows in the lanes (tile_dotprod.h; compiled with
 // +dotprod, only called when the CPU has it).
 //
@@ -21,7 +21,8 @@
 // rows (tools/arm_instruction_count.sh under qemu; no aarch64 hardware here
 // to time them), strip / row dot: 1 token Q4_K 12.5 / 20.9, Q5_K 21.1 /
 // 27.2, Q6_K 21.4 / 25.4; 4 tokens Q4_K 7.8 / 20.6, Q5_K 10.9 / 26.8,
-// Q6_K 12.0 / 25.1.
+// Q6_K 12.0 / 25.1; Q2_K (K23Tile) 1 token 17.0 / 20.9, 4 tokens 7.7 /
+// 20.6; Q3_K 24.6 / 32.5, 10.8 / 32.2.
 #include <arm_neon.h>
 
 #include <cstddef>
@@ -174,10 +175,136 @@ struct Q6KTile {
   };
 };
 
+// Q2_K (kQ3 false) and Q3_K. Element 128h + 32p + l has its 2 low bits at
+// bits 2p of qs[32h + l]; sub-block 8h + k (16 elements) is pass p = k / 2
+// of qs bytes 32h + 16 (k % 2) .. + 15 (int8_dot_kernels.h's low2_half).
+// Shifting the transposed bytes keeps the groups: SDOT by element as for
+// the other K-quants. Q3_K subtracts 4 where the element's high bit (bit
+// 4h + p of hmask[l]) is clear. The float update is the row dot's, lane by
+// lane:
+//   Q2_K: acc + ((d_w * d_x) * isum - (dmin_w * d_x) * mins_term) (the
+//         reference's bits);
+//   Q3_K: acc + (d_w * d_x) * isum (a few ulps from the reference, as the
+//         row dot).
+template <bool kQ3>
+struct K23Tile {
+  using Block = std::conditional_t<kQ3, BlockQ3_K, BlockQ2_K>;
+
+  // Sub-block s's scales of the four rows as int32 lanes (Q3_K: minus 32),
+  // and Q2_K's mins; from the rows' scale bytes transposed.
+  struct Scales {
+    uint8x16_t g[4];  // byte b of lane r of g[s / 4]: row r's scale byte for s = 4 (s / 4) + b
+    int32x4_t scale(int s) const {
+      const int32x4_t v = lane_byte(g[s / 4], s % 4);
+      if constexpr (kQ3) return vsubq_s32(v, vdupq_n_s32(32));
+      return vandq_s32(v, vdupq_n_s32(15));
+    }
+    int32x4_t min(int s) const { return vshrq_n_s32(lane_byte(g[s / 4], s % 4), 4); }  // Q2_K
+  };
+  static Scales scales(const uint8_t* const rows[kTileRows], size_t at) {
+    Scales sc;
+    if constexpr (!kQ3) {
+      int8x16_t t[4];
+      load_transposed(rows, at + offsetof(BlockQ2_K, scales), t);
+      for (int i = 0; i < 4; ++i) sc.g[i] = vreinterpretq_u8_s8(t[i]);
+    } else {
+      // 12 scale bytes: read 16 ending inside the block (from 2 before
+      // them) and drop the first 2, so the last row's last block reads
+      // nothing past it. Scale s = low | high << 4 (tensor/blocks.h's
+      // q3_scale): low the low (s < 8) or high nibble of byte s % 8, high
+      // bits 2 (s / 4) of byte 8 + s % 4.
+      int8x16_t q[kTileRows], t[4];
+      for (int r = 0; r < kTileRows; ++r) {
+        const int8x16_t v = load_s8x16(rows[r] + at + offsetof(BlockQ3_K, scales) - 2);
+        q[r] = vextq_s8(v, v, 2);
+      }
+      transpose4(q, t);
+      const uint8x16_t b0 = vreinterpretq_u8_s8(t[0]), b4 = vreinterpretq_u8_s8(t[1]), b8 = vreinterpretq_u8_s8(t[2]);
+      const uint8x16_t low4 = vdupq_n_u8(0x0F), low2 = vdupq_n_u8(3);
+      const uint8x16_t low[4] = {vandq_u8(b0, low4), vandq_u8(b4, low4), vshrq_n_u8(b0, 4), vshrq_n_u8(b4, 4)};
+      sc.g[0] = vorrq_u8(low[0], vshlq_n_u8(vandq_u8(b8, low2), 4));
+      sc.g[1] = vorrq_u8(low[1], vshlq_n_u8(vandq_u8(vshrq_n_u8(b8, 2), low2), 4));
+      sc.g[2] = vorrq_u8(low[2], vshlq_n_u8(vandq_u8(vshrq_n_u8(b8, 4), low2), 4));
+      sc.g[3] = vorrq_u8(low[3], vshlq_n_u8(vshrq_n_u8(b8, 6), 4));
+    }
+    return sc;
+  }
+
+  template <int C>
+  struct Of {
+    static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
+      const BlockQ8_K* x[C];
+      for (int c = 0; c < C; ++c)
+        x[c] = reinterpret_cast<const BlockQ8_K*>(a.x.q + static_cast<size_t>(t0 + c) * a.x.q_stride);
+      float32x4_t acc[C];
+      for (int c = 0; c < C; ++c) acc[c] = vdupq_n_f32(0.0f);
+      const uint8x16_t three = vdupq_n_u8(3), four = vdupq_n_u8(4);
+      for (int64_t sb = 0; sb < a.n_in / kQK_K; ++sb) {
+        const size_t at = sizeof(Block) * static_cast<size_t>(sb);
+        const Scales sc = scales(rows, at);
+        int8x16_t hm[2][4];  // Q3_K: hmask bytes 0-15 and 16-31, transposed
+        if constexpr (kQ3) {
+          load_transposed(rows, at + offsetof(BlockQ3_K, hmask), hm[0]);
+          load_transposed(rows, at + offsetof(BlockQ3_K, hmask) + 16, hm[1]);
+        }
+        int32x4_t isum[C];
+        for (int c = 0; c < C; ++c) isum[c] = vdupq_n_s32(0);
+        for (int h = 0; h < 2; ++h) {
+          int8x16_t q[2][4];
+          load_transposed(rows, at + offsetof(Block, qs) + 32 * h, q[0]);
+          load_transposed(rows, at + offsetof(Block, qs) + 32 * h + 16, q[1]);
+          // Unrolled for every tile (rolled: 10.56 / 11.90 instructions for
+          // Q2_K / Q3_K at 4 tokens against 7.70 / 10.78; at 1 token 15.3 /
+          // 34.1 against 17.0 / 24.6).
+          repeat<8, true>([&](auto k_) {
+            const int k = k_, p = k / 2;
+            const int8x16_t shift = vdupq_n_s8(static_cast<int8_t>(-2 * p));
+            int8x16_t g[4];
+            for (int j = 0; j < 4; ++j) {
+              uint8x16_t v = vandq_u8(vshlq_u8(vreinterpretq_u8_s8(q[k % 2][j]), shift), three);
+              if constexpr (kQ3) {
+                const uint8x16_t bit = vdupq_n_u8(static_cast<uint8_t>(1u << (4 * h + p)));
+                v = vsubq_u8(v, vbicq_u8(four, vtstq_u8(vreinterpretq_u8_s8(hm[k % 2][j]), bit)));
+              }
+              g[j] = vreinterpretq_s8_u8(v);
+            }
+            const int32x4_t scale = sc.scale(8 * h + k);
+            for (int c = 0; c < C; ++c) {
+              const int32x4_t sum = dot16(vdupq_n_s32(0), g, vld1q_s8(x[c][sb].qs + 128 * h + 16 * k));
+              isum[c] = vmlaq_s32(isum[c], sum, scale);
+            }
+          });
+        }
+        const float32x4_t dw = row_halves(rows, at + offsetof(Block, d));
+        if constexpr (kQ3) {
+          for (int c = 0; c < C; ++c) acc[c] = add_scaled(acc[c], dw, x[c][sb].d, isum[c]);
+        } else {
+          const float32x4_t dmin = row_halves(rows, at + offsetof(BlockQ2_K, dmin));
+          for (int c = 0; c < C; ++c) {
+            // sum_s min_s * bsums[s] (bsums of 16: one per sub-block).
+            const int16x8_t b_lo = vld1q_s16(x[c][sb].bsums), b_hi = vld1q_s16(x[c][sb].bsums + 8);
+            const int32x4_t b[4] = {vmovl_s16(vget_low_s16(b_lo)), vmovl_high_s16(b_lo), vmovl_s16(vget_low_s16(b_hi)),
+                                    vmovl_high_s16(b_hi)};
+            int32x4_t mt = vdupq_n_s32(0);
+            repeat<16, true>([&](auto s) { mt = vmlaq_laneq_s32(mt, sc.min(s), b[s / 4], s % 4); });
+            const float xd = x[c][sb].d;
+            const float32x4_t scaled = vmulq_f32(vmulq_n_f32(dw, xd), vcvtq_f32_s32(isum[c]));
+            const float32x4_t mins = vmulq_f32(vmulq_n_f32(dmin, xd), vcvtq_f32_s32(mt));
+            acc[c] = vaddq_f32(acc[c], vsubq_f32(scaled, mins));
+          }
+        }
+      }
+      for (int c = 0; c < C; ++c) store_rows(a.y + static_cast<size_t>(t0 + c) * a.ldy, acc[c], n_real);
+    }
+  };
+};
+
 }  // namespace
 
 void strip_q4_K(const StripArgs& a) { tile_strip<K45Tile<false>::Of>(a); }
 void strip_q5_K(const StripArgs& a) { tile_strip<K45Tile<true>::Of>(a); }
 void strip_q6_K(const StripArgs& a) { tile_strip<Q6KTile::Of>(a); }
+void strip_q2_K(const StripArgs& a) { tile_strip<K23Tile<false>::Of>(a); }
+void strip_q3_K(const StripArgs& a) { tile_strip<K23Tile<true>::Of>(a); }
 
 }  // namespace kazeia::kernels::arm::dotprod
