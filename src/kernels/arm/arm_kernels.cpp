@@ -29,7 +29,7 @@ bool at_least(CpuLevel level, CpuLevel wanted) {
 // From dotprod up, the 4-row x 4-token SDOT tiles (strip_dotprod.cpp,
 // strip_kquants_dotprod.cpp); at i8mm, Q4_0, Q8_0, Q4_K and Q5_K take 4 x 4
 // tiles of SMMLAs (strip_i8mm.cpp; instruction counts there).
-// F32, F16 and BF16 take the NEON tiles at every level (strip_float_neon.cpp).
+// F32, F16 and BF16 take the NEON tiles at every level (float_rows_neon.cpp).
 StripFn arm_strip_fn(TensorType type, CpuLevel level) {
   if (at_least(level, CpuLevel::kNeon)) {
     switch (type) {

@@ -166,7 +166,8 @@ void run(int64_t m, int64_t n, int64_t k, const float* a, size_t lda, const BT* 
                               c + static_cast<size_t>(m0) * ldc + n0, ldc, scale, &range);
     }
   }
-  uint32_t lo = vminvq_u32(range.lo), hi = vmaxvq_u32(range.hi);
+  uint32_t lo = 0, hi = 0;  // the range (kScaledAcc only)
+  if constexpr (kMode == Mode::kScaledAcc) lo = vminvq_u32(range.lo), hi = vmaxvq_u32(range.hi);
   if (n_vec < n) tail_columns<kMode, BT>(m, n_vec, n, k, a, lda, b, ldb, c, ldc, scale, &lo, &hi);
   if constexpr (kMode == Mode::kScaledAcc) {
     std::memcpy(abs_min, &lo, sizeof lo);

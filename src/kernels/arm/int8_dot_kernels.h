@@ -60,17 +60,10 @@ inline BlockQuants q5_quants(const uint8_t* block) {
           vsubq_s8(vreinterpretq_s8_u8(hi), vdupq_n_s8(kOffset))};
 }
 
-// How the reference adds a legacy block to its running sum
-// (ref/vec_dot_legacy.cpp), per format. Each has the weight block's bytes,
-// its activation block type, its unpacking, and `terms`: the four blocks'
-// contributions as the reference forms them, ready to be added to the sum
-// in block order by `add`.
-//   Q4_0: sum = fma(sumi * d_w, d_x, sum)    Q8_0: sum = fma(d_w * d_x, sumi, sum)
-//   Q5_0: sum += (d_w * d_x) * sumi          Q4_1 / Q5_1: sum += (d_w * d_x) * sumi + m_w * s_x
-struct LegacyTerms {
-  float32x4_t a, b;  // Q4_0 / Q8_0: the contribution is fma(a, b, sum); others: sum + a
-};
-
+// A legacy format for the row dots: the weight block's bytes, its
+// activation block type, its unpacking, and `terms`: four blocks'
+// contributions as the reference forms them (legacy_terms, neon_util.h),
+// added to the sum in block order by `add`.
 template <size_t kWBytes, class XBlock, BlockQuants (*kUnpack)(const uint8_t*), LegacyAdd kAdd, ScaleOrder kOrder>
 struct LegacyFormat {
   // Q8_1 activations carry s for the weights' offset m (Q4_1 / Q5_1).
@@ -84,18 +77,12 @@ struct LegacyFormat {
     // d is the first field of every block; m (Q4_1 / Q5_1) the second.
     const float32x4_t dw = halves_to_f32x4(load_u16(w[0]), load_u16(w[1]), load_u16(w[2]), load_u16(w[3]));
     const float32x4_t dx = halves_to_f32x4(x[0]->d, x[1]->d, x[2]->d, x[3]->d);
-    const float32x4_t fsum = vcvtq_f32_s32(sumi);
-    if constexpr (kAdd == LegacyAdd::kFused) {
-      const ScaledSums s = scale_sums<kOrder>(fsum, dw, dx);
-      return {s.a, s.b};
-    } else if constexpr (kMin) {
-      const float32x4_t mw = halves_to_f32x4(load_u16(w[0] + 2), load_u16(w[1] + 2), load_u16(w[2] + 2),
-                                             load_u16(w[3] + 2));
-      const float32x4_t sx = halves_to_f32x4(x[0]->s, x[1]->s, x[2]->s, x[3]->s);
-      return {vaddq_f32(vmulq_f32(vmulq_f32(dw, dx), fsum), vmulq_f32(mw, sx)), fsum};
-    } else {
-      return {vmulq_f32(vmulq_f32(dw, dx), fsum), fsum};
+    float32x4_t mw = vdupq_n_f32(0.0f), sx = mw;
+    if constexpr (kMin) {
+      mw = halves_to_f32x4(load_u16(w[0] + 2), load_u16(w[1] + 2), load_u16(w[2] + 2), load_u16(w[3] + 2));
+      sx = halves_to_f32x4(x[0]->s, x[1]->s, x[2]->s, x[3]->s);
     }
+    return legacy_terms<kAdd, kOrder, kMin>(vcvtq_f32_s32(sumi), dw, dx, mw, sx);
   }
   template <int kLane>
   static float add(float sum, const LegacyTerms& t) {

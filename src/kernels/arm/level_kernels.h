@@ -33,8 +33,8 @@ void quantize_row_q8_1_act(const float* x, int64_t n, uint8_t* out);
 void quantize_row_q8_K_act(const float* x, int64_t n, uint8_t* out);
 void fp16_to_fp32_row(const uint16_t* x, int64_t n, float* out);
 void fp32_to_fp16_row(const float* x, int64_t n, uint16_t* out);
-// Strips of F32 / F16 / BF16 rows (strip_float_neon.cpp): tiles of rows x
-// tokens, the row dots' bits.
+// Strips of F32 / F16 / BF16 rows (float_rows_neon.cpp, beside the row
+// dots): tiles of rows x tokens, the row dots' bits.
 void strip_f32(const StripArgs& a);
 void strip_f16(const StripArgs& a);
 void strip_bf16(const StripArgs& a);

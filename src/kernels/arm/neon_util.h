@@ -83,6 +83,28 @@ inline ScaledSums scale_sums(float32x4_t sumi, float32x4_t dw, float32x4_t dx) {
   return {vmulq_f32(dw, dx), sumi};
 }
 
+// A legacy block's contribution as the reference forms it
+// (ref/vec_dot_legacy.cpp), lane by lane, from its float integer sum, the
+// weight scales d_w (and offsets m_w) and the activation scales d_x (and
+// sums s_x; both only read for kMin, Q4_1 / Q5_1):
+//   Q4_0: sum = fma(sumi * d_w, d_x, sum)    Q8_0: sum = fma(d_w * d_x, sumi, sum)
+//   Q5_0: sum += (d_w * d_x) * sumi          Q4_1 / Q5_1: sum += (d_w * d_x) * sumi + m_w * s_x
+// kFused: the contribution is fma(a, b, sum); kPlain: sum + a.
+struct LegacyTerms {
+  float32x4_t a, b;
+};
+template <LegacyAdd kAdd, ScaleOrder kOrder, bool kMin>
+inline LegacyTerms legacy_terms(float32x4_t fsum, float32x4_t dw, float32x4_t dx, float32x4_t mw, float32x4_t sx) {
+  if constexpr (kAdd == LegacyAdd::kFused) {
+    const ScaledSums s = scale_sums<kOrder>(fsum, dw, dx);
+    return {s.a, s.b};
+  } else if constexpr (kMin) {
+    return {vaddq_f32(vmulq_f32(vmulq_f32(dw, dx), fsum), vmulq_f32(mw, sx)), fsum};
+  } else {
+    return {vmulq_f32(vmulq_f32(dw, dx), fsum), fsum};
+  }
+}
+
 // Q4 nibbles of 16 bytes as signed 8-bit values: low (byte & 15) and high
 // (byte >> 4) halves, each minus `offset` (8 for Q4_0, 0 for Q4_K).
 inline int8x16_t low_nibbles(uint8x16_t bytes, int8_t offset) {

@@ -82,9 +82,7 @@ inline void add_fifth_bits(const uint8_t* const rows[kTileRows], size_t at, uint
 
 // The formats: block bytes, activation block (Q8_0, or Q8_1 for the formats
 // with an offset m), the rows' groups as signed quants, and the reference's
-// float update of a block (ref/vec_dot_legacy.cpp), lane by lane:
-//   Q4_0: acc = fma(sumi * d_w, d_x, acc)   Q8_0: acc = fma(d_w * d_x, sumi, acc)
-//   Q5_0: acc + (d_w * d_x) * sumi          Q4_1 / Q5_1: acc + ((d_w * d_x) * sumi + m_w * s_x)
+// float update of a block (legacy_terms, neon_util.h), lane by lane.
 template <size_t kBlockBytes, class XBlock, LegacyAdd kAdd, ScaleOrder kOrder>
 struct LegacyRows {
   static constexpr size_t kBytes = kBlockBytes;
@@ -95,35 +93,26 @@ struct LegacyRows {
   }
   static float32x4_t add(float32x4_t acc, float32x4_t sumi, const RowScales& w, const X& x) {
     const float32x4_t dx = vdupq_n_f32(half_to_float(x.d));
-    if constexpr (kAdd == LegacyAdd::kFused) {
-      const ScaledSums t = scale_sums<kOrder>(sumi, w.d, dx);
-      return vfmaq_f32(acc, t.a, t.b);
-    } else if constexpr (kMin) {
-      const float32x4_t sx = vdupq_n_f32(half_to_float(x.s));
-      return vaddq_f32(acc, vaddq_f32(vmulq_f32(vmulq_f32(w.d, dx), sumi), vmulq_f32(w.m, sx)));
-    } else {
-      return vaddq_f32(acc, vmulq_f32(vmulq_f32(w.d, dx), sumi));
-    }
+    float32x4_t sx = vdupq_n_f32(0.0f);
+    if constexpr (kMin) sx = vdupq_n_f32(half_to_float(x.s));
+    const LegacyTerms t = legacy_terms<kAdd, kOrder, kMin>(sumi, w.d, dx, w.m, sx);
+    return kAdd == LegacyAdd::kFused ? vfmaq_f32(acc, t.a, t.b) : vaddq_f32(acc, t.a);
   }
 };
 
-template <size_t kQs, int8_t kOffset>
-inline void q4_groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
+// Q4_0 / Q4_1 (kQh 0: no fifth bits) and Q5_0 / Q5_1: the groups as
+// signed quants, minus the format's offset.
+template <size_t kQs, int8_t kOffset, size_t kQh = 0>
+inline void nibble_quants(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
   uint8x16_t u[8];
   nibble_groups<kQs>(rows, at, u);
-  for (int k = 0; k < 8; ++k) g[k] = vsubq_s8(vreinterpretq_s8_u8(u[k]), vdupq_n_s8(kOffset));
-}
-template <size_t kQh, size_t kQs, int8_t kOffset>
-inline void q5_groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
-  uint8x16_t u[8];
-  nibble_groups<kQs>(rows, at, u);
-  add_fifth_bits<kQh>(rows, at, u);
+  if constexpr (kQh != 0) add_fifth_bits<kQh>(rows, at, u);
   for (int k = 0; k < 8; ++k) g[k] = vsubq_s8(vreinterpretq_s8_u8(u[k]), vdupq_n_s8(kOffset));
 }
 
 struct Q4_0Rows : LegacyRows<sizeof(BlockQ4_0), BlockQ8_0, LegacyAdd::kFused, ScaleOrder::kWeightFirst> {
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
-    q4_groups<offsetof(BlockQ4_0, qs), 8>(rows, at, g);
+    nibble_quants<offsetof(BlockQ4_0, qs), 8>(rows, at, g);
   }
 };
 struct Q8_0Rows : LegacyRows<sizeof(BlockQ8_0), BlockQ8_0, LegacyAdd::kFused, ScaleOrder::kProductOfScales> {
@@ -133,17 +122,17 @@ struct Q8_0Rows : LegacyRows<sizeof(BlockQ8_0), BlockQ8_0, LegacyAdd::kFused, Sc
 };
 struct Q4_1Rows : LegacyRows<sizeof(BlockQ4_1), ref::BlockQ8_1, LegacyAdd::kPlain, ScaleOrder::kProductOfScales> {
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
-    q4_groups<offsetof(BlockQ4_1, qs), 0>(rows, at, g);
+    nibble_quants<offsetof(BlockQ4_1, qs), 0>(rows, at, g);
   }
 };
 struct Q5_0Rows : LegacyRows<sizeof(BlockQ5_0), BlockQ8_0, LegacyAdd::kPlain, ScaleOrder::kProductOfScales> {
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
-    q5_groups<offsetof(BlockQ5_0, qh), offsetof(BlockQ5_0, qs), 16>(rows, at, g);
+    nibble_quants<offsetof(BlockQ5_0, qs), 16, offsetof(BlockQ5_0, qh)>(rows, at, g);
   }
 };
 struct Q5_1Rows : LegacyRows<sizeof(BlockQ5_1), ref::BlockQ8_1, LegacyAdd::kPlain, ScaleOrder::kProductOfScales> {
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
-    q5_groups<offsetof(BlockQ5_1, qh), offsetof(BlockQ5_1, qs), 0>(rows, at, g);
+    nibble_quants<offsetof(BlockQ5_1, qs), 0, offsetof(BlockQ5_1, qh)>(rows, at, g);
   }
 };
 
@@ -156,7 +145,7 @@ struct LegacyTile {
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
       using X = typename F::X;
       const X* x[C];
-      for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const X*>(a.x.q + static_cast<size_t>(t0 + c) * a.x.q_stride);
+      token_rows(a, t0, C, x);
       float32x4_t acc[C];
       for (int c = 0; c < C; ++c) acc[c] = vdupq_n_f32(0.0f);
       const int64_t nb = a.n_in / kQK;

@@ -63,6 +63,17 @@ inline int32x4_t block_2x2(const Pairs& w, const Pairs& x) {
   return vmmlaq_s32(acc, w.piece[3], x.piece[3]);
 }
 
+// Tokens t and t + 1 (the second only when real) from the accumulators
+// of the two row pairs, lanes [r2i.t, r2i.t+1, r2i+1.t, r2i+1.t+1]:
+// token t is lanes 0 and 2 of both, t + 1 lanes 1 and 3; each minus its
+// rows-in-lanes `minus` (the K-quants' mins term; 0 leaves every value,
+// -0 included, as it is).
+inline void store_pair(const StripArgs& a, int64_t t, bool second, int n_real, float32x4_t pair0, float32x4_t pair1,
+                       float32x4_t minus0 = vdupq_n_f32(0.0f), float32x4_t minus1 = vdupq_n_f32(0.0f)) {
+  store_rows(a.y + static_cast<size_t>(t) * a.ldy, vsubq_f32(vuzp1q_f32(pair0, pair1), minus0), n_real);
+  if (second) store_rows(a.y + static_cast<size_t>(t + 1) * a.ldy, vsubq_f32(vuzp2q_f32(pair0, pair1), minus1), n_real);
+}
+
 // The formats: block bytes, unpacking (neon_util.h) and the reference's
 // scale order.
 struct Q4_0Mmla {
@@ -86,8 +97,8 @@ struct MmlaTile {
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
       static_assert(C >= 1 && C <= 4);
       constexpr int kPairs = (C + 1) / 2;
-      const uint8_t* x[2 * kPairs];
-      for (int c = 0; c < 2 * kPairs; ++c) x[c] = a.x.q + static_cast<size_t>(t0 + (c < C ? c : C - 1)) * a.x.q_stride;
+      const BlockQ8_0* x[2 * kPairs];
+      token_rows(a, t0, C, x);
       float32x4_t acc[2][kPairs];  // [row pair][token pair]
       for (auto& row_pair : acc)
         for (auto& v : row_pair) v = vdupq_n_f32(0.0f);
@@ -100,24 +111,18 @@ struct MmlaTile {
         const float32x4_t dw4 = row_halves(rows, at);
         const float32x4_t dw[2] = {vzip1q_f32(dw4, dw4), vzip2q_f32(dw4, dw4)};
         for (int j = 0; j < kPairs; ++j) {
-          const uint8_t* x0 = x[2 * j] + sizeof(BlockQ8_0) * static_cast<size_t>(b);
-          const uint8_t* x1 = x[2 * j + 1] + sizeof(BlockQ8_0) * static_cast<size_t>(b);
-          const Pairs xp = pair_up(load_s8x16(x0 + 2), load_s8x16(x0 + 18), load_s8x16(x1 + 2), load_s8x16(x1 + 18));
+          const BlockQ8_0& x0 = x[2 * j][b];
+          const BlockQ8_0& x1 = x[2 * j + 1][b];
+          const Pairs xp = pair_up(vld1q_s8(x0.qs), vld1q_s8(x0.qs + 16), vld1q_s8(x1.qs), vld1q_s8(x1.qs + 16));
           // Tokens [2j, 2j+1, 2j, 2j+1].
-          const uint16_t h0 = load_u16(x0), h1 = load_u16(x1);
-          const float32x4_t dx = halves_to_f32x4(h0, h1, h0, h1);
+          const float32x4_t dx = halves_to_f32x4(x0.d, x1.d, x0.d, x1.d);
           for (int i = 0; i < 2; ++i) {
             const ScaledSums s = scale_sums<F::kOrder>(vcvtq_f32_s32(block_2x2(w[i], xp)), dw[i], dx);
             acc[i][j] = vfmaq_f32(acc[i][j], s.a, s.b);
           }
         }
       }
-      // Token 2j: lanes 0 and 2 of both row pairs; token 2j + 1: lanes 1 and 3.
-      for (int j = 0; j < kPairs; ++j) {
-        store_rows(a.y + static_cast<size_t>(t0 + 2 * j) * a.ldy, vuzp1q_f32(acc[0][j], acc[1][j]), n_real);
-        if (2 * j + 1 < C)
-          store_rows(a.y + static_cast<size_t>(t0 + 2 * j + 1) * a.ldy, vuzp2q_f32(acc[0][j], acc[1][j]), n_real);
-      }
+      for (int j = 0; j < kPairs; ++j) store_pair(a, t0 + 2 * j, 2 * j + 1 < C, n_real, acc[0][j], acc[1][j]);
     }
   };
 };
@@ -146,8 +151,7 @@ struct K45Mmla {
       static_assert(C >= 1 && C <= 4);
       constexpr int kPairs = (C + 1) / 2;
       const BlockQ8_K* x[2 * kPairs];
-      for (int c = 0; c < 2 * kPairs; ++c)
-        x[c] = reinterpret_cast<const BlockQ8_K*>(a.x.q + static_cast<size_t>(t0 + (c < C ? c : C - 1)) * a.x.q_stride);
+      token_rows(a, t0, C, x);
       float32x4_t scaled[2][kPairs], mins[C];
       for (auto& row_pair : scaled)
         for (auto& v : row_pair) v = vdupq_n_f32(0.0f);
@@ -212,13 +216,10 @@ struct K45Mmla {
         const float32x4_t dmin = row_halves(rows, at + offsetof(Block, dmin));
         for (int c = 0; c < C; ++c) mins[c] = add_scaled(mins[c], dmin, x[c][sb].d, ks.mins_term(x[c][sb]));
       }
-      // Token 2j: lanes 0 and 2 of both row pairs; token 2j + 1: lanes 1 and 3.
       for (int j = 0; j < kPairs; ++j) {
-        store_rows(a.y + static_cast<size_t>(t0 + 2 * j) * a.ldy,
-                   vsubq_f32(vuzp1q_f32(scaled[0][j], scaled[1][j]), mins[2 * j]), n_real);
-        if (2 * j + 1 < C)
-          store_rows(a.y + static_cast<size_t>(t0 + 2 * j + 1) * a.ldy,
-                     vsubq_f32(vuzp2q_f32(scaled[0][j], scaled[1][j]), mins[2 * j + 1]), n_real);
+        const bool second = 2 * j + 1 < C;
+        store_pair(a, t0 + 2 * j, second, n_real, scaled[0][j], scaled[1][j], mins[2 * j],
+                   second ? mins[2 * j + 1] : vdupq_n_f32(0.0f));
       }
     }
   };

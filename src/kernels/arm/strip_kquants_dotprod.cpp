@@ -50,8 +50,7 @@ struct K45Tile {
     static constexpr bool kUnroll = C == 1;
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
       const BlockQ8_K* x[C];
-      for (int c = 0; c < C; ++c)
-        x[c] = reinterpret_cast<const BlockQ8_K*>(a.x.q + static_cast<size_t>(t0 + c) * a.x.q_stride);
+      token_rows(a, t0, C, x);
       float32x4_t scaled[C], mins[C];
       for (int c = 0; c < C; ++c) scaled[c] = mins[c] = vdupq_n_f32(0.0f);
       const uint8x16_t low4 = vdupq_n_u8(0x0F);
@@ -125,8 +124,7 @@ struct Q6KTile {
     static constexpr bool kUnroll = C <= 2;
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
       const BlockQ8_K* x[C];
-      for (int c = 0; c < C; ++c)
-        x[c] = reinterpret_cast<const BlockQ8_K*>(a.x.q + static_cast<size_t>(t0 + c) * a.x.q_stride);
+      token_rows(a, t0, C, x);
       float32x4_t acc[C];
       for (int c = 0; c < C; ++c) acc[c] = vdupq_n_f32(0.0f);
       const uint8x16_t low4 = vdupq_n_u8(0x0F), bits45 = vdupq_n_u8(0x30);
@@ -234,8 +232,7 @@ struct K23Tile {
   struct Of {
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
       const BlockQ8_K* x[C];
-      for (int c = 0; c < C; ++c)
-        x[c] = reinterpret_cast<const BlockQ8_K*>(a.x.q + static_cast<size_t>(t0 + c) * a.x.q_stride);
+      token_rows(a, t0, C, x);
       float32x4_t acc[C];
       for (int c = 0; c < C; ++c) acc[c] = vdupq_n_f32(0.0f);
       const uint8x16_t three = vdupq_n_u8(3), four = vdupq_n_u8(4);

@@ -136,6 +136,15 @@ void tile_strip(const StripArgs& a) {
   }
 }
 
+// The activation rows of tokens t0 .. t0 + C - 1 as blocks of X, in x[0..N)
+// (N >= C: the entries past C repeat the last real token, the padding of
+// a tile that takes tokens in pairs; its results are not stored).
+template <class X, int N>
+inline void token_rows(const StripArgs& a, int64_t t0, int C, const X* (&x)[N]) {
+  for (int c = 0; c < N; ++c)
+    x[c] = reinterpret_cast<const X*>(a.x.q + static_cast<size_t>(t0 + (c < C ? c : C - 1)) * a.x.q_stride);
+}
+
 // fn(i) for i = 0 .. N - 1: unrolled with i a compile-time constant
 // (std::integral_constant) when kUnroll, else a plain loop. A tile of few
 // tokens unrolls its loops (what depends on i folds to constants); one of

@@ -1,24 +1,26 @@
-// F32, F16 and BF16 matmul strips with NEON (every ARM level): tiles of R
-// rows x C tokens that share each loaded vector across the tile, where the
-// row dot (vec_dot_float_neon.cpp) loads a row and a token for every
-// (row, token).
+// F32, F16 and BF16 row dots and matmul strips with NEON (every ARM
+// level): tiles of R rows x C tokens that share each loaded vector across
+// the tile; the row dot is the 1 x 1 tile.
 //
-// The arithmetic is the row dot's and the reference's: element i of a
-// (row, token) dot goes to partial sum i % 16 (four float32x4 accumulators:
-// the product rounded, then added), the last n % 16 elements zero-padded
-// to a whole step, and the 16 sums combined pairwise (lanes l and l + 8,
-// then + 4, + 2, + 1). So every output is the row dot's, bit for bit. A
-// tile walks its 16-element steps a quarter (4 elements) at a time: the C
-// tokens' quarter and one row's at a time in registers, so 4 R C
-// accumulators fit the 32 registers: 4 x 1 for one token (decode), 3 x 2
-// for two, 2 x 3 from three. F16 multiplies and adds in one instruction
-// (its products are exact; kExactProducts below).
+// The arithmetic is the reference's (ref::vec_dot_f32 / _f16 / _bf16):
+// element i of a (row, token) dot goes to partial sum i % 16 (four
+// float32x4 accumulators: the product rounded, then added), the last
+// n % 16 elements zero-padded to a whole step, and the 16 sums combined
+// pairwise (lanes l and l + 8, then + 4, + 2, + 1). So every output is the
+// reference's, bit for bit. A tile walks its 16-element steps a quarter
+// (4 elements) at a time: the C tokens' quarter and one row's at a time in
+// registers, so 4 R C accumulators fit the 32 registers: 4 x 1 for one
+// token (decode), 3 x 2 for two, 2 x 3 from three. F16 multiplies and adds
+// in one instruction (its products are exact; kExactProducts below).
 //
 // Instructions executed per (row, token, 32 weights), 16 x 1024
 // (tools/arm_instruction_count.sh), strip / row dot: 1 token F32 29.3 /
 // 33.9, F16 37.4 / 55.8, BF16 39.3 / 47.9; 3 tokens F32 28.7 / 33.6, F16
-// 25.3 / 55.5, BF16 35.6 / 47.6. F32 and BF16 keep the reference's
-// rounded products: two instructions per 4 products, half of what remains.
+// 25.3 / 55.5, BF16 35.6 / 47.6 (the row dot then its own loop, with
+// 16-element loads; as the 1 x 1 tile it runs 36.4, 54.1 and 52.4, and
+// only tests and strip-less callers take it: matmul uses the strips). F32
+// and BF16 keep the reference's rounded products: two instructions per 4
+// products, half of what remains.
 #include <arm_neon.h>
 
 #include <cstring>
@@ -136,7 +138,20 @@ void float_strip(const StripArgs& a) {
   if (n_tok - t == 1) rows_times<L, 4, 1>(a, t);
 }
 
+template <class L>
+float row_dot(int64_t n, const uint8_t* w_row, const void* x_row) {
+  const uint8_t* w[1] = {w_row};
+  const uint8_t* x[1] = {static_cast<const uint8_t*>(x_row)};
+  float y;
+  tile<L, 1, 1>(n, w, x, &y, 1);
+  return y;
+}
+
 }  // namespace
+
+float vec_dot_f32(int64_t n, const uint8_t* w_row, const void* x_row) { return row_dot<F32Quarter>(n, w_row, x_row); }
+float vec_dot_f16(int64_t n, const uint8_t* w_row, const void* x_row) { return row_dot<F16Quarter>(n, w_row, x_row); }
+float vec_dot_bf16(int64_t n, const uint8_t* w_row, const void* x_row) { return row_dot<BF16Quarter>(n, w_row, x_row); }
 
 void strip_f32(const StripArgs& a) { float_strip<F32Quarter>(a); }
 void strip_f16(const StripArgs& a) { float_strip<F16Quarter>(a); }
