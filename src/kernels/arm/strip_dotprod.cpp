@@ -13,19 +13,24 @@
 // and the rows' unpacking and the token's loads are shared by four dot
 // products each.
 //
+// One token (decode) has nothing to share the transposition with: Q4_0,
+// Q8_0 and Q4_1 take a row form there instead (one_token, below).
+//
 // Instructions executed per (row, token, 32 weights), 1024-input rows, 16
 // rows (tools/arm_instruction_count.sh under qemu; no aarch64 hardware here
-// to time them), strip / row dot: 1 token Q4_0 15.3 / 20.4, Q8_0 14.2 /
-// 17.3, Q4_1 16.7 / 22.4, Q5_0 26.0 / 37.2, Q5_1 27.6 / 38.7; 4 tokens
-// Q4_0 7.9 / 20.2, Q8_0 7.3 / 17.1, Q4_1 9.0 / 22.2, Q5_0 10.7 / 37.0,
-// Q5_1 12.0 / 38.4. At i8mm, Q4_0 / Q8_0 batches of two tokens and more
-// take the SMMLA tiles (strip_i8mm.cpp), one token these.
+// to time them), strip / row dot: 1 token Q4_0 11.6 / 20.4 (the tile: 15.3),
+// Q8_0 10.3 / 17.3 (14.2), Q4_1 14.7 / 22.4 (16.7), Q5_0 26.0 / 37.2,
+// Q5_1 27.6 / 38.7 (Q5's row form: 28.9, 32.1); 4 tokens Q4_0 7.9 / 20.2,
+// Q8_0 7.3 / 17.1, Q4_1 9.0 / 22.2, Q5_0 10.7 / 37.0, Q5_1 12.0 / 38.4.
+// At i8mm, Q4_0 / Q8_0 batches of two tokens and more take the SMMLA tiles
+// (strip_i8mm.cpp), one token these.
 //
 // Float update per block, as the reference (LegacyRows::add): every output
 // is the reference dot of its row and token, bit for bit (given no
 // contraction, cmake/ArmCrossBuild.cmake).
 #include <arm_neon.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
@@ -111,30 +116,86 @@ inline void nibble_quants(const uint8_t* const rows[kTileRows], size_t at, int8x
 }
 
 struct Q4_0Rows : LegacyRows<sizeof(BlockQ4_0), BlockQ8_0, LegacyAdd::kFused, ScaleOrder::kWeightFirst> {
+  static constexpr bool kRowForm = true;
+  static constexpr int8_t kOffset = 8;
+  static BlockQuants row_quants(const uint8_t* block) { return q4_quants<offsetof(BlockQ4_0, qs), 0>(block); }
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     nibble_quants<offsetof(BlockQ4_0, qs), 8>(rows, at, g);
   }
 };
 struct Q8_0Rows : LegacyRows<sizeof(BlockQ8_0), BlockQ8_0, LegacyAdd::kFused, ScaleOrder::kProductOfScales> {
+  static constexpr bool kRowForm = true;
+  static constexpr int8_t kOffset = 0;
+  static BlockQuants row_quants(const uint8_t* block) { return q8_0_quants(block); }
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     for (int h = 0; h < 2; ++h) load_transposed(rows, at + offsetof(BlockQ8_0, qs) + 16 * h, g + 4 * h);
   }
 };
 struct Q4_1Rows : LegacyRows<sizeof(BlockQ4_1), ref::BlockQ8_1, LegacyAdd::kPlain, ScaleOrder::kProductOfScales> {
+  static constexpr bool kRowForm = true;
+  static constexpr int8_t kOffset = 0;
+  static BlockQuants row_quants(const uint8_t* block) { return q4_quants<offsetof(BlockQ4_1, qs), 0>(block); }
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     nibble_quants<offsetof(BlockQ4_1, qs), 0>(rows, at, g);
   }
 };
+// Q5_0 / Q5_1 keep the tile for one token too: spreading a row's fifth bits
+// by itself cost more than the transposition saved (28.9 / 32.1
+// instructions against 26.0 / 27.6).
 struct Q5_0Rows : LegacyRows<sizeof(BlockQ5_0), BlockQ8_0, LegacyAdd::kPlain, ScaleOrder::kProductOfScales> {
+  static constexpr bool kRowForm = false;
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     nibble_quants<offsetof(BlockQ5_0, qs), 16, offsetof(BlockQ5_0, qh)>(rows, at, g);
   }
 };
 struct Q5_1Rows : LegacyRows<sizeof(BlockQ5_1), ref::BlockQ8_1, LegacyAdd::kPlain, ScaleOrder::kProductOfScales> {
+  static constexpr bool kRowForm = false;
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     nibble_quants<offsetof(BlockQ5_1, qs), 0, offsetof(BlockQ5_1, qh)>(rows, at, g);
   }
 };
+
+// One token (decode) of 4 kVectors rows (the last ones may repeat a real
+// row: n_real of them are stored): nothing to share a transposition with,
+// so each row's block stays in its own two vectors, unsigned, and meets the
+// activations as they lie (plain SDOT); each four rows' lane sums are
+// reduced by three ADDP into lane r = row r. The format's offset,
+// -offset * sum(x), is the rows' accumulators' start (two SDOTs a block for
+// all rows instead of eight subtractions per four). The same exact
+// integers as the tile's, the same float update. Per four row blocks: 3
+// ADDP against the tile's 8 TRN and 8 SUB (Q4_0), and with 8 rows the
+// activations, their offset term and scale serve twice as many.
+template <class F, int kVectors>
+void one_token(const StripArgs& a, const uint8_t* const rows[], int n_real, int64_t t0) {
+  using X = typename F::X;
+  const X* x[1];
+  token_rows(a, t0, 1, x);
+  float32x4_t acc[kVectors];
+  for (int v = 0; v < kVectors; ++v) acc[v] = vdupq_n_f32(0.0f);
+  const int64_t nb = a.n_in / kQK;
+  for (int64_t b = 0; b < nb; ++b) {
+    const size_t at = F::kBytes * static_cast<size_t>(b);
+    const X& xb = x[0][b];
+    const int8x16_t x_lo = vld1q_s8(xb.qs), x_hi = vld1q_s8(xb.qs + 16);
+    int32x4_t start = vdupq_n_s32(0);
+    if constexpr (F::kOffset != 0) {
+      const int8x16_t minus_offset = vdupq_n_s8(static_cast<int8_t>(-F::kOffset));
+      start = vdotq_s32(vdotq_s32(start, minus_offset, x_lo), minus_offset, x_hi);
+    }
+    for (int v = 0; v < kVectors; ++v) {
+      const uint8_t* const* vr = rows + kTileRows * v;
+      int32x4_t s[kTileRows];
+      for (int r = 0; r < kTileRows; ++r) {
+        const BlockQuants q = F::row_quants(vr[r] + at);
+        s[r] = vdotq_s32(vdotq_s32(start, q.lo, x_lo), q.hi, x_hi);
+      }
+      acc[v] = F::add(acc[v], vcvtq_f32_s32(sum_lanes_4(s[0], s[1], s[2], s[3])), F::scales(vr, at), xb);
+    }
+  }
+  float* y = a.y + static_cast<size_t>(t0) * a.ldy;
+  for (int v = 0; v < kVectors && kTileRows * v < n_real; ++v)
+    store_rows(y + kTileRows * v, acc[v], std::min(n_real - kTileRows * v, kTileRows));
+}
 
 // Four rows (the last ones may repeat a real row: n_real of them are
 // stored) times tokens [t0, t0 + C) of a.
@@ -143,6 +204,10 @@ struct LegacyTile {
   template <int C>
   struct Of {
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
+      if constexpr (C == 1 && F::kRowForm) {
+        one_token<F, 1>(a, rows, n_real, t0);
+        return;
+      }
       using X = typename F::X;
       const X* x[C];
       token_rows(a, t0, C, x);
@@ -166,11 +231,29 @@ struct LegacyTile {
   };
 };
 
+// A strip of the formats with a row form: one token in groups of 8 rows
+// (the last group 4 when it has no more), more tokens in tiles.
+template <class F>
+void legacy_strip(const StripArgs& a) {
+  if (a.x.n_tokens != 1) return tile_strip<LegacyTile<F>::template Of>(a);
+  for (int64_t r0 = 0; r0 < a.n_rows; r0 += 2 * kTileRows) {
+    const uint8_t* rows[2 * kTileRows];
+    const int n_real = group_rows(a, r0, rows);
+    StripArgs at = a;
+    at.y = a.y + r0;
+    if (n_real > kTileRows) {
+      one_token<F, 2>(at, rows, n_real, 0);
+    } else {
+      one_token<F, 1>(at, rows, n_real, 0);
+    }
+  }
+}
+
 }  // namespace
 
-void strip_q4_0(const StripArgs& a) { tile_strip<LegacyTile<Q4_0Rows>::Of>(a); }
-void strip_q8_0(const StripArgs& a) { tile_strip<LegacyTile<Q8_0Rows>::Of>(a); }
-void strip_q4_1(const StripArgs& a) { tile_strip<LegacyTile<Q4_1Rows>::Of>(a); }
+void strip_q4_0(const StripArgs& a) { legacy_strip<Q4_0Rows>(a); }
+void strip_q8_0(const StripArgs& a) { legacy_strip<Q8_0Rows>(a); }
+void strip_q4_1(const StripArgs& a) { legacy_strip<Q4_1Rows>(a); }
 void strip_q5_0(const StripArgs& a) { tile_strip<LegacyTile<Q5_0Rows>::Of>(a); }
 void strip_q5_1(const StripArgs& a) { tile_strip<LegacyTile<Q5_1Rows>::Of>(a); }
 

@@ -111,6 +111,15 @@ inline K4Scales k4_scales(const uint8_t* const rows[kTileRows], size_t at) {
           vorrq_u8(vshrq_n_u8(b8, 4), vshlq_n_u8(vshrq_n_u8(b4, 6), 4))};
 }
 
+// The weight rows r0 .. r0 + N - 1 of a strip in rows[], those past its
+// last repeating the last one; returns how many are real.
+template <int N>
+inline int group_rows(const StripArgs& a, int64_t r0, const uint8_t* (&rows)[N]) {
+  const int n_real = static_cast<int>(a.n_rows - r0 < N ? a.n_rows - r0 : N);
+  for (int r = 0; r < N; ++r) rows[r] = a.w + static_cast<size_t>(r0 + (r < n_real ? r : n_real - 1)) * a.w_stride;
+  return n_real;
+}
+
 // A strip: rows in groups of 4 (the last group repeats its last real row;
 // only real rows are stored), tokens in groups of at most 4:
 // Tile<C>::run(a, rows, n_real, t0) takes the rows of one group times
@@ -119,10 +128,8 @@ inline K4Scales k4_scales(const uint8_t* const rows[kTileRows], size_t at) {
 template <template <int> class Tile>
 void tile_strip(const StripArgs& a) {
   for (int64_t r0 = 0; r0 < a.n_rows; r0 += kTileRows) {
-    const int n_real = static_cast<int>(a.n_rows - r0 < kTileRows ? a.n_rows - r0 : kTileRows);
     const uint8_t* rows[kTileRows];
-    for (int r = 0; r < kTileRows; ++r)
-      rows[r] = a.w + static_cast<size_t>(r0 + (r < n_real ? r : n_real - 1)) * a.w_stride;
+    const int n_real = group_rows(a, r0, rows);
     StripArgs at = a;
     at.y = a.y + r0;
     int64_t t = 0;
