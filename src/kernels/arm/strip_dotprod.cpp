@@ -30,7 +30,6 @@
 // contraction, cmake/ArmCrossBuild.cmake).
 #include <arm_neon.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
@@ -192,9 +191,7 @@ void one_token(const StripArgs& a, const uint8_t* const rows[], int n_real, int6
       acc[v] = F::add(acc[v], vcvtq_f32_s32(sum_lanes_4(s[0], s[1], s[2], s[3])), F::scales(vr, at), xb);
     }
   }
-  float* y = a.y + static_cast<size_t>(t0) * a.ldy;
-  for (int v = 0; v < kVectors && kTileRows * v < n_real; ++v)
-    store_rows(y + kTileRows * v, acc[v], std::min(n_real - kTileRows * v, kTileRows));
+  store_row_groups(a.y + static_cast<size_t>(t0) * a.ldy, acc, n_real);
 }
 
 // Four rows (the last ones may repeat a real row: n_real of them are
@@ -231,22 +228,14 @@ struct LegacyTile {
   };
 };
 
-// A strip of the formats with a row form: one token in groups of 8 rows
-// (the last group 4 when it has no more), more tokens in tiles.
+// A strip of the formats with a row form: one token in groups of 8 rows,
+// more tokens in tiles.
 template <class F>
 void legacy_strip(const StripArgs& a) {
   if (a.x.n_tokens != 1) return tile_strip<LegacyTile<F>::template Of>(a);
-  for (int64_t r0 = 0; r0 < a.n_rows; r0 += 2 * kTileRows) {
-    const uint8_t* rows[2 * kTileRows];
-    const int n_real = group_rows(a, r0, rows);
-    StripArgs at = a;
-    at.y = a.y + r0;
-    if (n_real > kTileRows) {
-      one_token<F, 2>(at, rows, n_real, 0);
-    } else {
-      one_token<F, 1>(at, rows, n_real, 0);
-    }
-  }
+  one_token_groups(a, [](auto kv, const StripArgs& at, const uint8_t* const* rows, int n_real) {
+    one_token<F, decltype(kv)::value>(at, rows, n_real, 0);
+  });
 }
 
 }  // namespace

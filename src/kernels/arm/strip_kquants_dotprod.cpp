@@ -12,16 +12,16 @@
 //   Q4_K / Q5_K: scaled += (d_w * d_x) * isum, mins += (dmin_w * d_x) *
 //                mins_term (sum of min_s times the sub-block's activation
 //                sum, from bsums); the result scaled - mins;
-//   Q6_K:        sum += (d_w * d_x) * isum, the quants' offset 32 taken off
-//                each quant before its product.
+//   Q6_K:        sum += (d_w * d_x) * isum, the quants' offset 32 as each
+//                sub-block's start, -32 times its activation sum (bsums).
 // So a strip gives the row dot's float for every (row, token), bit for bit
 // (a few ulps from the reference's eight lane sums, as the row dots).
 //
 // Instructions executed per (row, token, 32 weights), 1024-input rows, 16
 // rows (tools/arm_instruction_count.sh under qemu; no aarch64 hardware here
 // to time them), strip / row dot: 1 token Q4_K 12.5 / 20.9, Q5_K 21.1 /
-// 27.2, Q6_K 21.4 / 25.4; 4 tokens Q4_K 7.8 / 20.6, Q5_K 10.9 / 26.8,
-// Q6_K 12.0 / 25.1; Q2_K (K23Tile) 1 token 17.0 / 20.9, 4 tokens 7.7 /
+// 27.2, Q6_K 17.5 / 25.4; 4 tokens Q4_K 7.8 / 20.6, Q5_K 10.9 / 26.8,
+// Q6_K 9.6 / 25.1; Q2_K (K23Tile) 1 token 17.0 / 20.9, 4 tokens 7.7 /
 // 20.6; Q3_K 24.6 / 32.5, 10.8 / 32.2.
 #include <arm_neon.h>
 
@@ -119,16 +119,16 @@ struct K45Tile {
 struct Q6KTile {
   template <int C>
   struct Of {
-    // Unrolled for up to two tokens (two: 0.85x the instructions of the
-    // rolled loop; four spilled, 1.03x).
-    static constexpr bool kUnroll = C <= 2;
+    // Unrolled for every tile: with the SLI / SRI unpacking and the offset
+    // as the start, four tokens no longer spill (3 and 4 tokens 11.2 / 9.6
+    // instructions against 12.7 / 10.9 rolled).
+    static constexpr bool kUnroll = true;
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
       const BlockQ8_K* x[C];
       token_rows(a, t0, C, x);
       float32x4_t acc[C];
       for (int c = 0; c < C; ++c) acc[c] = vdupq_n_f32(0.0f);
-      const uint8x16_t low4 = vdupq_n_u8(0x0F), bits45 = vdupq_n_u8(0x30);
-      const int8x16_t bias = vdupq_n_s8(32);
+      const uint8x16_t low6 = vdupq_n_u8(63);
       for (int64_t sb = 0; sb < a.n_in / kQK_K; ++sb) {
         const size_t at = sizeof(BlockQ6_K) * static_cast<size_t>(sb);
         // Scales (int8): group j of the transposed 16 bytes holds scales
@@ -136,33 +136,59 @@ struct Q6KTile {
         int8x16_t sc[4];
         load_transposed(rows, at + offsetof(BlockQ6_K, scales), sc);
         int32x4_t isum[C];
-        for (int c = 0; c < C; ++c) isum[c] = vdupq_n_s32(0);
+        // The quants' offset 32 as each sub-block's start: -32 times the
+        // token's activation sum over it (the Q8_K bsums), one load a
+        // sub-block instead of subtracting 32 from every quant.
+        alignas(16) int32_t start[C][16];
+        for (int c = 0; c < C; ++c) {
+          isum[c] = vdupq_n_s32(0);
+          const int16x8_t b_lo = vld1q_s16(x[c][sb].bsums), b_hi = vld1q_s16(x[c][sb].bsums + 8);
+          vst1q_s32(start[c], vmull_n_s16(vget_low_s16(b_lo), -32));
+          vst1q_s32(start[c] + 4, vmull_high_n_s16(b_lo, -32));
+          vst1q_s32(start[c] + 8, vmull_n_s16(vget_low_s16(b_hi), -32));
+          vst1q_s32(start[c] + 12, vmull_high_n_s16(b_hi, -32));
+        }
         // What depends on h and p is computed, not branched on, so their
-        // loops may stay rolled (repeat, tile_dotprod.h).
-        repeat<8, kUnroll>([&](auto hp) {
-          const int h = hp / 4, p = hp % 4;
-          int8x16_t l[4], qh[4];
-          load_transposed(rows, at + offsetof(BlockQ6_K, ql) + 64 * h + 16 * p, l);
-          load_transposed(rows, at + offsetof(BlockQ6_K, qh) + 32 * h + 16 * (p % 2), qh);
-          for (int high = 0; high < 2; ++high) {
-            const int k = p + 4 * high;
-            int8x16_t g[4];
-            const int8x16_t top_shift = vdupq_n_s8(static_cast<int8_t>(4 - 2 * (k / 2)));
+        // loops may stay rolled (repeat, tile_dotprod.h). Chunks p and
+        // p + 2 read the same qh bytes (16 (p % 2)): one transposition
+        // serves both.
+        repeat<4, kUnroll>([&](auto hq) {
+          const int h = hq / 2, par = hq % 2;
+          int8x16_t qh[4];
+          load_transposed(rows, at + offsetof(BlockQ6_K, qh) + 32 * h + 16 * par, qh);
+          repeat<2, kUnroll>([&](auto half) {
+            const int p = par + 2 * half;
+            int8x16_t l[4];
+            load_transposed(rows, at + offsetof(BlockQ6_K, ql) + 64 * h + 16 * p, l);
+            // Chunk p takes bit pair p / 2 (= half) of qh, chunk p + 4 pair
+            // half + 2: with A = qh >> 2 half, the first is A's bits 0, 1
+            // and the second its bits 4, 5, so
+            //   chunk p:     (A << 4 | l & 15) & 63    SLI, AND
+            //   chunk p + 4: (A & 0xF0 | l >> 4) & 63  SRI, AND
+            // (quants 0..63; the offset is the start, above): 6 instructions
+            // a pair of vectors (5 for half 0) against 10 for shifting and
+            // masking each part and subtracting 32.
+            int8x16_t g[2][4];
+            const int8x16_t pair_shift = vdupq_n_s8(static_cast<int8_t>(-2 * half));
             for (int j = 0; j < 4; ++j) {
-              const uint8x16_t lb = vreinterpretq_u8_s8(l[j]), hb = vreinterpretq_u8_s8(qh[j]);
-              const uint8x16_t nibble = high == 0 ? vandq_u8(lb, low4) : vshrq_n_u8(lb, 4);
-              const uint8x16_t top = vshlq_u8(hb, top_shift);  // bit pair k / 2 to bits 4..5
-              g[j] = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(nibble, vandq_u8(top, bits45))), bias);
+              const uint8x16_t lb = vreinterpretq_u8_s8(l[j]);
+              const uint8x16_t ab = vshlq_u8(vreinterpretq_u8_s8(qh[j]), pair_shift);
+              g[0][j] = vreinterpretq_s8_u8(vandq_u8(vsliq_n_u8(lb, ab, 4), low6));
+              g[1][j] = vreinterpretq_s8_u8(vandq_u8(vsriq_n_u8(ab, lb, 4), low6));
             }
-            // Sub-block 8h + k's scales, sign-extended from byte k % 4 of group k / 4.
-            const int s = 8 * h + k;
-            const int32x4_t word = vreinterpretq_s32_s8(sc[s / 4]);
-            const int32x4_t scale = vshrq_n_s32(vshlq_s32(word, vdupq_n_s32(8 * (3 - s % 4))), 24);
-            for (int c = 0; c < C; ++c) {
-              const int32x4_t sum = dot16(vdupq_n_s32(0), g, vld1q_s8(x[c][sb].qs + 128 * h + 16 * k));
-              isum[c] = vmlaq_s32(isum[c], sum, scale);
+            for (int high = 0; high < 2; ++high) {
+              const int k = p + 4 * high;
+              // Sub-block 8h + k's scales, sign-extended from byte k % 4 of group k / 4.
+              const int s = 8 * h + k;
+              const int32x4_t word = vreinterpretq_s32_s8(sc[s / 4]);
+              const int32x4_t scale = vshrq_n_s32(vshlq_s32(word, vdupq_n_s32(8 * (3 - s % 4))), 24);
+              for (int c = 0; c < C; ++c) {
+                const int32x4_t sum =
+                    dot16(vld1q_dup_s32(start[c] + s), g[high], vld1q_s8(x[c][sb].qs + 128 * h + 16 * k));
+                isum[c] = vmlaq_s32(isum[c], sum, scale);
+              }
             }
-          }
+          });
         });
         const float32x4_t dw = row_halves(rows, at + offsetof(BlockQ6_K, d));
         for (int c = 0; c < C; ++c)
