@@ -2,6 +2,9 @@
 // 4-token SDOT tiles, rows in the lanes (tile_dotprod.h; compiled with
 // +dotprod, only called when the CPU has it).
 //
+// One token of Q4_K / Q5_K takes a row form instead (K45Tile::one_token:
+// nothing to share a transposition with).
+//
 // Per super-block the four rows' quants are transposed in 4-byte groups
 // once and serve every token of the tile: one sub-block of one token is
 // SDOTs by element (16 products each per row) leaving the row's exact
@@ -19,8 +22,8 @@
 //
 // Instructions executed per (row, token, 32 weights), 1024-input rows, 16
 // rows (tools/arm_instruction_count.sh under qemu; no aarch64 hardware here
-// to time them), strip / row dot: 1 token Q4_K 12.5 / 20.9, Q5_K 21.1 /
-// 27.2, Q6_K 17.5 / 25.4; 4 tokens Q4_K 7.8 / 20.6, Q5_K 10.9 / 26.8,
+// to time them), strip / row dot: 1 token Q4_K 11.3 / 20.9 (the tile:
+// 12.5), Q5_K 16.7 / 27.2 (21.1), Q6_K 17.8 / 25.4; 4 tokens Q4_K 7.8 / 20.6, Q5_K 10.9 / 26.8,
 // Q6_K 9.6 / 25.1; Q2_K (K23Tile) 1 token 17.0 / 20.9, 4 tokens 7.7 /
 // 20.6; Q3_K 24.6 / 32.5, 10.8 / 32.2.
 #include <arm_neon.h>
@@ -43,12 +46,69 @@ template <bool kQ5>
 struct K45Tile {
   using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
 
+  // One token (decode), four rows: each row's quants stay in their own
+  // vectors (at one token a transposition has nothing to share), plain SDOT
+  // against the activations as they lie, and the four rows' sub-block sums
+  // reduced by three ADDP into lane r = row r, then scaled as the tile's:
+  // the same exact isum, the same float update. Q5_K's fifth bits come from
+  // the row's own qh bytes, not transposed again per chunk: with
+  // A = qh >> 2 ch (bit 0: sub-block 2 ch, bit 1: 2 ch + 1),
+  //   sub-block 2 ch:     (A << 4 | q & 15) & 31         SLI, AND
+  //   sub-block 2 ch + 1: (A << 3 & 0xF0 | q >> 4) & 31  SHL, SRI, AND
+  // Groups of 8 rows (sharing the activation loads) spilled: Q4_K 12.5,
+  // Q5_K 22.0 instructions against 11.3 / 16.7.
+  static void one_token(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
+    const BlockQ8_K* x[1];
+    token_rows(a, t0, 1, x);
+    float32x4_t scaled = vdupq_n_f32(0.0f), mins = scaled;
+    const uint8x16_t low4 = vdupq_n_u8(0x0F), low5 = vdupq_n_u8(0x1F);
+    for (int64_t sb = 0; sb < a.n_in / kQK_K; ++sb) {
+      const size_t at = sizeof(Block) * static_cast<size_t>(sb);
+      const BlockQ8_K& xb = x[0][sb];
+      const K4Scales ks = k4_scales(rows, at + offsetof(Block, scales));
+      int32x4_t isum = vdupq_n_s32(0);
+      repeat<4, true>([&](auto ch) {
+        int8x16_t xq[4];
+        for (int i = 0; i < 4; ++i) xq[i] = vld1q_s8(xb.qs + 64 * ch + 16 * i);
+        int32x4_t lo[kTileRows], hi[kTileRows];  // sub-blocks 2 ch, 2 ch + 1 of each row
+        for (int r = 0; r < kTileRows; ++r) {
+          const uint8_t* w = rows[r] + at;
+          uint8x16_t q[4];  // sub-block 2 ch: q[0], q[1]; 2 ch + 1: q[2], q[3]
+          for (int i = 0; i < 2; ++i) {
+            const uint8x16_t b = vld1q_u8(w + offsetof(Block, qs) + 32 * ch + 16 * i);
+            if constexpr (kQ5) {
+              uint8x16_t h = vld1q_u8(w + offsetof(BlockQ5_K, qh) + 16 * i);
+              if constexpr (ch > 0) h = vshrq_n_u8(h, 2 * ch);
+              q[i] = vandq_u8(vsliq_n_u8(b, h, 4), low5);
+              q[2 + i] = vandq_u8(vsriq_n_u8(vshlq_n_u8(h, 3), b, 4), low5);
+            } else {
+              q[i] = vandq_u8(b, low4);
+              q[2 + i] = vshrq_n_u8(b, 4);
+            }
+          }
+          const auto s8 = [&](int i) { return vreinterpretq_s8_u8(q[i]); };
+          lo[r] = vdotq_s32(vdotq_s32(vdupq_n_s32(0), s8(0), xq[0]), s8(1), xq[1]);
+          hi[r] = vdotq_s32(vdotq_s32(vdupq_n_s32(0), s8(2), xq[2]), s8(3), xq[3]);
+        }
+        isum = vmlaq_s32(isum, sum_lanes_4(lo[0], lo[1], lo[2], lo[3]), ks.scale(2 * ch));
+        isum = vmlaq_s32(isum, sum_lanes_4(hi[0], hi[1], hi[2], hi[3]), ks.scale(2 * ch + 1));
+      });
+      scaled = add_scaled(scaled, row_halves(rows, at + offsetof(Block, d)), xb.d, isum);
+      mins = add_scaled(mins, row_halves(rows, at + offsetof(Block, dmin)), xb.d, ks.mins_term(xb));
+    }
+    store_rows(a.y + static_cast<size_t>(t0) * a.ldy, vsubq_f32(scaled, mins), n_real);
+  }
+
   template <int C>
   struct Of {
-    // Unrolled for one token only: for two, Q4_K / Q5_K spilled (1.08x /
-    // 1.24x the instructions of the rolled loop; tools/arm_instruction_count.sh).
-    static constexpr bool kUnroll = C == 1;
+    // Rolled: for two tokens, Q4_K / Q5_K spilled unrolled (1.08x / 1.24x
+    // the instructions; tools/arm_instruction_count.sh).
+    static constexpr bool kUnroll = false;
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
+      if constexpr (C == 1) {
+        one_token(a, rows, n_real, t0);
+        return;
+      }
       const BlockQ8_K* x[C];
       token_rows(a, t0, C, x);
       float32x4_t scaled[C], mins[C];
