@@ -18,8 +18,8 @@
 //
 // Instructions executed per (row, token, 32 weights), 1024-input rows, 16
 // rows (tools/arm_instruction_count.sh under qemu; no aarch64 hardware here
-// to time them), strip / row dot: 1 token Q4_0 11.6 / 20.4 (the tile: 15.3),
-// Q8_0 10.3 / 17.3 (14.2), Q4_1 14.7 / 22.4 (16.7), Q5_0 26.0 / 37.2,
+// to time them), strip / row dot: 1 token Q4_0 11.2 / 20.4 (the tile: 15.3),
+// Q8_0 10.1 / 17.3 (14.2), Q4_1 14.9 / 22.4 (16.7), Q5_0 26.0 / 37.2,
 // Q5_1 27.6 / 38.7 (Q5's row form: 28.9, 32.1); 4 tokens Q4_0 7.9 / 20.2,
 // Q8_0 7.3 / 17.1, Q4_1 9.0 / 22.2, Q5_0 10.7 / 37.0, Q5_1 12.0 / 38.4.
 // At i8mm, Q4_0 / Q8_0 batches of two tokens and more take the SMMLA tiles
@@ -153,6 +153,33 @@ struct Q5_1Rows : LegacyRows<sizeof(BlockQ5_1), ref::BlockQ8_1, LegacyAdd::kPlai
     nibble_quants<offsetof(BlockQ5_1, qs), 0, offsetof(BlockQ5_1, qh)>(rows, at, g);
   }
 };
+
+// one_token's kVectors results (vector v: rows 4v .. 4v + 3) into y, the
+// first n_real rows.
+template <int kVectors>
+inline void store_row_groups(float* y, const float32x4_t (&acc)[kVectors], int n_real) {
+  for (int v = 0; v < kVectors && kTileRows * v < n_real; ++v)
+    store_rows(y + kTileRows * v, acc[v], n_real - kTileRows * v < kTileRows ? n_real - kTileRows * v : kTileRows);
+}
+
+// One token's strip in groups of 8 rows (the last group 4 when it has no
+// more): run(kv, a_at, rows, n_real) with kv a std::integral_constant of
+// the group's vectors of 4 rows (2 or 1), a_at's y at the group's first
+// row, rows[] its 4 kv row pointers (past the last real row, repeats of it).
+template <class Run>
+void one_token_groups(const StripArgs& a, Run&& run) {
+  for (int64_t r0 = 0; r0 < a.n_rows; r0 += 2 * kTileRows) {
+    const uint8_t* rows[2 * kTileRows];
+    const int n_real = group_rows(a, r0, rows);
+    StripArgs at = a;
+    at.y = a.y + r0;
+    if (n_real > kTileRows) {
+      run(std::integral_constant<int, 2>{}, at, rows, n_real);
+    } else {
+      run(std::integral_constant<int, 1>{}, at, rows, n_real);
+    }
+  }
+}
 
 // One token (decode) of 4 kVectors rows (the last ones may repeat a real
 // row: n_real of them are stored): nothing to share a transposition with,

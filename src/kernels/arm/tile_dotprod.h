@@ -143,27 +143,6 @@ void tile_strip(const StripArgs& a) {
   }
 }
 
-// One token's strip in groups of 8 rows (the last group 4 when it has no
-// more): run(kv, a_at, rows, n_real) with kv a std::integral_constant of
-// the group's vectors of 4 rows (2 or 1), a_at's y at the group's first
-// row, rows[] its 4 kv row pointers (past the last real row, repeats of it).
-// For the row forms of one token (decode), where 8 rows share each
-// activation load and its terms.
-template <class Run>
-void one_token_groups(const StripArgs& a, Run&& run) {
-  for (int64_t r0 = 0; r0 < a.n_rows; r0 += 2 * kTileRows) {
-    const uint8_t* rows[2 * kTileRows];
-    const int n_real = group_rows(a, r0, rows);
-    StripArgs at = a;
-    at.y = a.y + r0;
-    if (n_real > kTileRows) {
-      run(std::integral_constant<int, 2>{}, at, rows, n_real);
-    } else {
-      run(std::integral_constant<int, 1>{}, at, rows, n_real);
-    }
-  }
-}
-
 // The activation rows of tokens t0 .. t0 + C - 1 as blocks of X, in x[0..N)
 // (N >= C: the entries past C repeat the last real token, the padding of
 // a tile that takes tokens in pairs; its results are not stored).
@@ -204,14 +183,6 @@ inline void store_rows(float* y, float32x4_t v, int n_real) {
   float out[kTileRows];
   vst1q_f32(out, v);
   for (int r = 0; r < n_real; ++r) y[r] = out[r];
-}
-
-// A row form's kVectors results (vector v: rows 4v .. 4v + 3) into y, the
-// first n_real rows.
-template <int kVectors>
-inline void store_row_groups(float* y, const float32x4_t (&acc)[kVectors], int n_real) {
-  for (int v = 0; v < kVectors && kTileRows * v < n_real; ++v)
-    store_rows(y + kTileRows * v, acc[v], n_real - kTileRows * v < kTileRows ? n_real - kTileRows * v : kTileRows);
 }
 
 }  // namespace
