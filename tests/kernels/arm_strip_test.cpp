@@ -173,8 +173,8 @@ INSTANTIATE_TEST_SUITE_P(Arm, ArmStrip,
                          });
 
 // Quantized strips from dotprod up (SMMLA tiles for Q4_0 / Q8_0 / Q4_K /
-// Q5_K at i8mm, SDOT ones for the rest); none below, none for the types
-// without one. The float types' strips exist at every level.
+// Q5_K at i8mm, SDOT ones for the rest), none below. The float types'
+// strips exist at every level.
 TEST(ArmStripTable, OffersStripsFromDotprod) {
   for (TensorType t : kStripTypes) {
     EXPECT_EQ(arm::arm_strip_fn(t, CpuLevel::kNeon), nullptr) << tensor_type_name(t);

@@ -230,8 +230,11 @@ struct LegacyTile {
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
       if constexpr (C == 1 && F::kRowForm) {
         one_token<F, 1>(a, rows, n_real, t0);
-        return;
+      } else {
+        tile(a, rows, n_real, t0);
       }
+    }
+    static void tile(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
       using X = typename F::X;
       const X* x[C];
       token_rows(a, t0, C, x);

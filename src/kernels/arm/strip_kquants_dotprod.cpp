@@ -23,9 +23,9 @@
 // Instructions executed per (row, token, 32 weights), 1024-input rows, 16
 // rows (tools/arm_instruction_count.sh under qemu; no aarch64 hardware here
 // to time them), strip / row dot: 1 token Q4_K 11.3 / 20.9 (the tile:
-// 12.5), Q5_K 16.7 / 27.2 (21.1), Q6_K 17.8 / 25.4; 4 tokens Q4_K 7.8 / 20.6, Q5_K 10.9 / 26.8,
-// Q6_K 9.6 / 25.1; Q2_K (K23Tile) 1 token 17.0 / 20.9, 4 tokens 7.7 /
-// 20.6; Q3_K 24.6 / 32.5, 10.8 / 32.2.
+// 12.5), Q5_K 16.6 / 27.2 (21.1), Q6_K 17.8 / 25.4; 4 tokens Q4_K 7.8 /
+// 20.6, Q5_K 10.9 / 26.8, Q6_K 9.6 / 25.1; Q2_K (K23Tile) 1 token 17.0 /
+// 20.9, 4 tokens 7.7 / 20.6; Q3_K 24.6 / 32.5, 10.8 / 32.2.
 #include <arm_neon.h>
 
 #include <cstddef>
@@ -101,14 +101,14 @@ struct K45Tile {
 
   template <int C>
   struct Of {
-    // Rolled: for two tokens, Q4_K / Q5_K spilled unrolled (1.08x / 1.24x
-    // the instructions; tools/arm_instruction_count.sh).
-    static constexpr bool kUnroll = false;
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
       if constexpr (C == 1) {
         one_token(a, rows, n_real, t0);
-        return;
+      } else {
+        tile(a, rows, n_real, t0);
       }
+    }
+    static void tile(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
       const BlockQ8_K* x[C];
       token_rows(a, t0, C, x);
       float32x4_t scaled[C], mins[C];
@@ -120,9 +120,9 @@ struct K45Tile {
         int32x4_t isum[C];
         for (int c = 0; c < C; ++c) isum[c] = vdupq_n_s32(0);
         // What depends on the chunk is computed, not branched on, so the
-        // chunk loop may stay rolled (repeat, tile_dotprod.h).
-        repeat<4, kUnroll>([&](auto ch_) {
-          const int ch = ch_;
+        // chunk loop stays rolled: unrolled, two tokens of Q4_K / Q5_K
+        // spilled (1.08x / 1.24x the instructions).
+        for (int ch = 0; ch < 4; ++ch) {
           // Chunk ch: 32 bytes of qs, sub-block 2ch in the low nibbles, 2ch + 1 in the high.
           int8x16_t q[2][4];
           load_transposed(rows, at + offsetof(Block, qs) + 32 * ch, q[0]);
@@ -155,7 +155,7 @@ struct K45Tile {
               isum[c] = vmlaq_s32(isum[c], sum, scale);
             }
           }
-        });
+        }
         const float32x4_t dw = row_halves(rows, at + offsetof(Block, d));
         const float32x4_t dmin = row_halves(rows, at + offsetof(Block, dmin));
         for (int c = 0; c < C; ++c) {
@@ -179,10 +179,6 @@ struct K45Tile {
 struct Q6KTile {
   template <int C>
   struct Of {
-    // Unrolled for every tile: with the SLI / SRI unpacking and the offset
-    // as the start, four tokens no longer spill (3 and 4 tokens 11.2 / 9.6
-    // instructions against 12.7 / 10.9 rolled).
-    static constexpr bool kUnroll = true;
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
       const BlockQ8_K* x[C];
       token_rows(a, t0, C, x);
@@ -208,16 +204,15 @@ struct Q6KTile {
           vst1q_s32(start[c] + 8, vmull_n_s16(vget_low_s16(b_hi), -32));
           vst1q_s32(start[c] + 12, vmull_high_n_s16(b_hi, -32));
         }
-        // What depends on h and p is computed, not branched on, so their
-        // loops may stay rolled (repeat, tile_dotprod.h). Chunks p and
-        // p + 2 read the same qh bytes (16 (p % 2)): one transposition
-        // serves both.
-        repeat<4, kUnroll>([&](auto hq) {
-          const int h = hq / 2, par = hq % 2;
+        // Unrolled for every tile (rolled, 3 and 4 tokens took 12.7 / 10.9
+        // instructions against 11.2 / 9.6). Chunks p and p + 2 read the
+        // same qh bytes (16 (p % 2)): one transposition serves both.
+        repeat<4, true>([&](auto hq) {
+          constexpr int h = hq / 2, par = hq % 2;
           int8x16_t qh[4];
           load_transposed(rows, at + offsetof(BlockQ6_K, qh) + 32 * h + 16 * par, qh);
-          repeat<2, kUnroll>([&](auto half) {
-            const int p = par + 2 * half;
+          repeat<2, true>([&](auto half) {
+            constexpr int p = par + 2 * half;
             int8x16_t l[4];
             load_transposed(rows, at + offsetof(BlockQ6_K, ql) + 64 * h + 16 * p, l);
             // Chunk p takes bit pair p / 2 (= half) of qh, chunk p + 4 pair
@@ -229,10 +224,10 @@ struct Q6KTile {
             // a pair of vectors (5 for half 0) against 10 for shifting and
             // masking each part and subtracting 32.
             int8x16_t g[2][4];
-            const int8x16_t pair_shift = vdupq_n_s8(static_cast<int8_t>(-2 * half));
             for (int j = 0; j < 4; ++j) {
               const uint8x16_t lb = vreinterpretq_u8_s8(l[j]);
-              const uint8x16_t ab = vshlq_u8(vreinterpretq_u8_s8(qh[j]), pair_shift);
+              uint8x16_t ab = vreinterpretq_u8_s8(qh[j]);
+              if constexpr (half == 1) ab = vshrq_n_u8(ab, 2);
               g[0][j] = vreinterpretq_s8_u8(vandq_u8(vsliq_n_u8(lb, ab, 4), low6));
               g[1][j] = vreinterpretq_s8_u8(vandq_u8(vsriq_n_u8(ab, lb, 4), low6));
             }
