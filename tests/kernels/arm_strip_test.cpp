@@ -1,5 +1,6 @@
-// The ARM matmul strips (4-row x 4-token tiles: SDOT from dotprod up, SMMLA
-// for Q4_0 / Q8_0 / Q4_K / Q5_K at i8mm) against row dots, for every strip type:
+// The ARM matmul strips (4-row tiles of 1 to 16 tokens: SDOT from dotprod
+// up, SMMLA for Q4_0 / Q8_0 / Q4_K / Q5_K at i8mm) against row dots, for
+// every strip type:
 //  - rows with power-of-two scales, where the reference itself is exact:
 //    every output equals the reference bit for bit (the integer sums and
 //    their element order exactly), over odd row and token counts (whole
@@ -106,7 +107,10 @@ TEST_P(ArmStrip, CoversOddRowAndTokenCountsExactly) {
   const size_t x_stride = activation_row_bytes(vdt_, n);
   const ref::VecDotFn ref_fn = ref::vec_dot_fn(type_);
   for (int64_t n_rows : {1, 2, 3, 5, 16}) {
-    for (int64_t n_tokens : {1, 2, 3, 4, 5, 9}) {
+    // Every tile width (1-4, 8, 12, 16) and the cascades after the wide
+    // ones: 13 = 12 + 1, 20 = 12 + 8 or 16 + 4, 27 = 12 + 12 + 3 or
+    // 16 + 8 + 3.
+    for (int64_t n_tokens : {1, 2, 3, 4, 5, 8, 9, 12, 13, 16, 20, 27}) {
       SCOPED_TRACE(std::to_string(n_rows) + " rows, " + std::to_string(n_tokens) + " tokens");
       std::vector<uint8_t> w(w_stride * static_cast<size_t>(n_rows));
       std::vector<uint8_t> x(x_stride * static_cast<size_t>(n_tokens));
@@ -135,7 +139,8 @@ TEST_P(ArmStrip, MatchesTheRowDotOnRealisticRows) {
   for (int64_t nb : {3, 13}) {
     const int64_t n = nb * block_;
     for (int64_t n_rows : {7, 16}) {
-      const int64_t n_tokens = 6;
+      // 6: tiles of 4 and 2; 27: the widest tiles, 8 and 3 (as above).
+      const int64_t n_tokens = n_rows == 7 ? 6 : 27;
       SCOPED_TRACE(std::to_string(nb) + " blocks, " + std::to_string(n_rows) + " rows");
       const testing::TestMatrix m = testing::make_matrix(type_, n, n_rows, 7 + static_cast<uint32_t>(nb));
       const size_t w_stride = type_row_bytes(type_, n);

@@ -258,11 +258,18 @@ struct LegacyTile {
   };
 };
 
+// Tiles of up to 12 tokens for every legacy format: instructions per (row,
+// token, 32 weights) at 24 tokens, 16 x 1024, widest tile 4 / 8 / 12 (16):
+// Q4_0 7.78 / 6.25 / 6.24 (7.09), Q4_1 8.88 / 7.81 / 7.62, Q5_0 10.54 /
+// 8.15 / 7.45, Q5_1 11.85 / 9.34 / 8.52, Q8_0 7.15 / 6.02 / 6.00 (7.01): 16
+// tokens' accumulators and the unpacked block spill.
+constexpr int kLegacyWide = 12;
+
 // A strip of the formats with a row form: one token in groups of 8 rows,
 // more tokens in tiles.
 template <class F>
 void legacy_strip(const StripArgs& a) {
-  if (a.x.n_tokens != 1) return tile_strip<LegacyTile<F>::template Of>(a);
+  if (a.x.n_tokens != 1) return tile_strip<LegacyTile<F>::template Of, kLegacyWide>(a);
   one_token_groups(a, [](auto kv, const StripArgs& at, const uint8_t* const* rows, int n_real) {
     one_token<F, decltype(kv)::value>(at, rows, n_real, 0);
   });
@@ -273,7 +280,7 @@ void legacy_strip(const StripArgs& a) {
 void strip_q4_0(const StripArgs& a) { legacy_strip<Q4_0Rows>(a); }
 void strip_q8_0(const StripArgs& a) { legacy_strip<Q8_0Rows>(a); }
 void strip_q4_1(const StripArgs& a) { legacy_strip<Q4_1Rows>(a); }
-void strip_q5_0(const StripArgs& a) { tile_strip<LegacyTile<Q5_0Rows>::Of>(a); }
-void strip_q5_1(const StripArgs& a) { tile_strip<LegacyTile<Q5_1Rows>::Of>(a); }
+void strip_q5_0(const StripArgs& a) { tile_strip<LegacyTile<Q5_0Rows>::Of, kLegacyWide>(a); }
+void strip_q5_1(const StripArgs& a) { tile_strip<LegacyTile<Q5_1Rows>::Of, kLegacyWide>(a); }
 
 }  // namespace kazeia::kernels::arm::dotprod

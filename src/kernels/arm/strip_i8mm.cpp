@@ -95,7 +95,7 @@ struct MmlaTile {
   template <int C>
   struct Of {
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
-      static_assert(C >= 1 && C <= 4);
+      static_assert(C >= 1 && C <= 12);
       constexpr int kPairs = (C + 1) / 2;
       const BlockQ8_0* x[2 * kPairs];
       token_rows(a, t0, C, x);
@@ -139,17 +139,19 @@ struct MmlaTile {
 template <bool kQ5>
 struct K45Mmla {
   using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
-  // Q4_K loads a chunk's qs bytes once for its two sub-blocks (4 tokens:
-  // 7.33 instructions per (row, token, 32 weights) against 7.52 loading
-  // them per sub-block; 2 tokens 8.93 / 10.01); Q5_K, with its qh bytes
-  // live as well, per sub-block (10.41 / 9.75 and 15.19 / 14.72).
-  static constexpr int kPerLoad = kQ5 ? 1 : 2;
+  // Q4_K loads a chunk's qs bytes once for its two sub-blocks (kPerLoad 2;
+  // 4 tokens: 7.33 instructions per (row, token, 32 weights) against 7.52
+  // loading them per sub-block; 2 tokens 8.93 / 10.01); Q5_K, with its qh
+  // bytes live as well, per sub-block (10.41 / 9.75 and 15.19 / 14.72), and
+  // so does Q4_K's tile of 8 tokens (6.88 / 8.30: their sums and
+  // accumulators fill the registers).
 
   template <int C>
   struct Of {
     static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, int64_t t0) {
-      static_assert(C >= 1 && C <= 4);
+      static_assert(C >= 1 && C <= 8);
       constexpr int kPairs = (C + 1) / 2;
+      constexpr int kPerLoad = kQ5 || C > 4 ? 1 : 2;
       const BlockQ8_K* x[2 * kPairs];
       token_rows(a, t0, C, x);
       float32x4_t scaled[2][kPairs], mins[C];
@@ -229,19 +231,23 @@ struct K45Mmla {
 
 void strip_q4_0(const StripArgs& a) {
   if (a.x.n_tokens == 1) return dotprod::strip_q4_0(a);
-  tile_strip<MmlaTile<Q4_0Mmla>::Of>(a);
+  tile_strip<MmlaTile<Q4_0Mmla>::Of, 12>(a);
 }
 void strip_q8_0(const StripArgs& a) {
   if (a.x.n_tokens == 1) return dotprod::strip_q8_0(a);
-  tile_strip<MmlaTile<Q8_0Mmla>::Of>(a);
+  tile_strip<MmlaTile<Q8_0Mmla>::Of, 12>(a);
 }
+// Q4_K and Q5_K batches of 12 tokens and more take the SDOT tiles of 12
+// (24 tokens: Q4_K 6.27 against the SMMLA tiles' 6.56 at 12 and 6.88 at 8,
+// Q5_K 7.29 against 7.53 / 7.99): past 8 tokens the SMMLA tile's float
+// accumulators (two layouts, scaled and mins) crowd out its sums.
 void strip_q4_K(const StripArgs& a) {
-  if (a.x.n_tokens == 1) return dotprod::strip_q4_K(a);
-  tile_strip<K45Mmla<false>::Of>(a);
+  if (a.x.n_tokens == 1 || a.x.n_tokens >= 12) return dotprod::strip_q4_K(a);
+  tile_strip<K45Mmla<false>::Of, 8>(a);
 }
 void strip_q5_K(const StripArgs& a) {
-  if (a.x.n_tokens == 1) return dotprod::strip_q5_K(a);
-  tile_strip<K45Mmla<true>::Of>(a);
+  if (a.x.n_tokens == 1 || a.x.n_tokens >= 12) return dotprod::strip_q5_K(a);
+  tile_strip<K45Mmla<true>::Of, 8>(a);
 }
 
 }  // namespace kazeia::kernels::arm::i8mm

@@ -379,10 +379,15 @@ struct K23Tile {
 
 }  // namespace
 
-void strip_q4_K(const StripArgs& a) { tile_strip<K45Tile<false>::Of>(a); }
-void strip_q5_K(const StripArgs& a) { tile_strip<K45Tile<true>::Of>(a); }
-void strip_q6_K(const StripArgs& a) { tile_strip<Q6KTile::Of>(a); }
-void strip_q2_K(const StripArgs& a) { tile_strip<K23Tile<false>::Of>(a); }
-void strip_q3_K(const StripArgs& a) { tile_strip<K23Tile<true>::Of>(a); }
+// The widest tile per format (tile_strip): instructions per (row, token,
+// 32 weights) at 24 tokens (32 for 16), 16 x 1024, widest tile 4 / 8 / 12
+// / 16: Q2_K 7.60 / 7.17 / 7.29 / 7.09, Q3_K 10.67 / 8.53 / 7.76 / 7.69,
+// Q4_K 7.25 / 6.67 / 6.27 / 6.24, Q5_K 10.62 / 8.38 / 7.29 / 7.53, Q6_K
+// 9.42 / 9.03 / 9.64 / 7.79 (how GCC allocates each width's registers).
+void strip_q4_K(const StripArgs& a) { tile_strip<K45Tile<false>::Of, 12>(a); }
+void strip_q5_K(const StripArgs& a) { tile_strip<K45Tile<true>::Of, 12>(a); }
+void strip_q6_K(const StripArgs& a) { tile_strip<Q6KTile::Of, 16>(a); }
+void strip_q2_K(const StripArgs& a) { tile_strip<K23Tile<false>::Of, 16>(a); }
+void strip_q3_K(const StripArgs& a) { tile_strip<K23Tile<true>::Of, 12>(a); }
 
 }  // namespace kazeia::kernels::arm::dotprod

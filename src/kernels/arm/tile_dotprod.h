@@ -121,19 +121,30 @@ inline int group_rows(const StripArgs& a, int64_t r0, const uint8_t* (&rows)[N])
 }
 
 // A strip: rows in groups of 4 (the last group repeats its last real row;
-// only real rows are stored), tokens in groups of at most 4:
-// Tile<C>::run(a, rows, n_real, t0) takes the rows of one group times
-// tokens t0 .. t0 + C - 1, written to a.y (already offset to the group's
-// row).
-template <template <int> class Tile>
+// only real rows are stored), tokens in tiles of kWide (8, 12 or 16), then
+// of 8, then of 4, then the 1-3 left: Tile<C>::run(a, rows, n_real, t0)
+// takes the rows of one group times tokens t0 .. t0 + C - 1, written to
+// a.y (already offset to the group's row). A wider tile unpacks each block
+// of the 4 rows once for more tokens: NEON's 32 registers hold 8-16
+// tokens' accumulators (widths per format: tools/arm_instruction_count.sh
+// at 24 and 32 tokens, see strip_dotprod.cpp).
+template <template <int> class Tile, int kWide = kTileTokens>
 void tile_strip(const StripArgs& a) {
+  static_assert(kWide == kTileTokens || kWide == 8 || kWide == 12 || kWide == 16);
   for (int64_t r0 = 0; r0 < a.n_rows; r0 += kTileRows) {
     const uint8_t* rows[kTileRows];
     const int n_real = group_rows(a, r0, rows);
     StripArgs at = a;
     at.y = a.y + r0;
+    const int64_t n = a.x.n_tokens;
     int64_t t = 0;
-    for (; t + kTileTokens <= a.x.n_tokens; t += kTileTokens) Tile<kTileTokens>::run(at, rows, n_real, t);
+    if constexpr (kWide > 8) {
+      for (; t + kWide <= n; t += kWide) Tile<kWide>::run(at, rows, n_real, t);
+    }
+    if constexpr (kWide >= 8) {
+      for (; t + 8 <= n; t += 8) Tile<8>::run(at, rows, n_real, t);
+    }
+    for (; t + kTileTokens <= n; t += kTileTokens) Tile<kTileTokens>::run(at, rows, n_real, t);
     switch (a.x.n_tokens - t) {
       case 3: Tile<3>::run(at, rows, n_real, t); break;
       case 2: Tile<2>::run(at, rows, n_real, t); break;
