@@ -1,6 +1,7 @@
 // Q4_0, Q8_0, Q4_K and Q5_K strips with the Armv8.6 8-bit matrix multiply
-// (compiled with +i8mm, only called when the CPU has it): 4 rows x 4
-// tokens per block (K-quants: per sub-block) as 2 x 2 SMMLA tiles.
+// (compiled with +i8mm, only called when the CPU has it): 4 rows x 2-12
+// tokens per block (K-quants: per sub-block, 2-8 tokens) as 2 x 2 SMMLA
+// tiles.
 //
 // SMMLA multiplies a 2x8 int8 matrix (rows in bytes 0-7 and 8-15) by an 8x2
 // one (columns likewise) into a 2x2 int32 accumulator: 32 products an
@@ -19,8 +20,10 @@
 // rows (tools/arm_instruction_count.sh, ARM_COUNT_LEVEL=i8mm), SMMLA /
 // SDOT tiles: 2 tokens Q4_0 9.5 / 10.4, Q8_0 8.0 / 9.7; 4 tokens Q4_0 7.0 /
 // 7.9, Q8_0 6.2 / 7.3 - and each SMMLA makes twice the products of an
-// SDOT. (A 2x2 SMMLA tile per pair of rows and tokens with its own float
-// chain, the first i8mm kernel, took 13.8 / 12.3 a pair in its loop.)
+// SDOT; 24 tokens in tiles of 12 (tile_strip) Q4_0 5.55 / 6.24, Q8_0
+// 5.21 / 6.00. (A 2x2 SMMLA tile per pair of rows and tokens with its own
+// float chain, the first i8mm kernel, took 13.8 / 12.3 a pair in its
+// loop.)
 // K-quants, SMMLA / SDOT tiles: 2 tokens Q4_K 8.93 / 10.21, Q5_K 14.20 /
 // 15.14; 4 tokens Q4_K 7.33 / 7.37, Q5_K 9.65 / 10.62 (3 tokens, a
 // padded pair: Q4_K 9.08 / 8.50) - half the multiply instructions, and
