@@ -18,6 +18,7 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "arm_test_util.h"
@@ -138,10 +139,10 @@ TEST_P(ArmStrip, MatchesTheRowDotOnRealisticRows) {
   const ref::VecDotFn ref_fn = ref::vec_dot_fn(type_);
   for (int64_t nb : {3, 13}) {
     const int64_t n = nb * block_;
-    for (int64_t n_rows : {7, 16}) {
-      // 6: tiles of 4 and 2; 27: the widest tiles, 8 and 3 (as above).
-      const int64_t n_tokens = n_rows == 7 ? 6 : 27;
-      SCOPED_TRACE(std::to_string(nb) + " blocks, " + std::to_string(n_rows) + " rows");
+    // 6 tokens: tiles of 4 and 2; 27: the widest tiles, 8 and 3 (as above).
+    for (auto [n_rows, n_tokens] : {std::pair<int64_t, int64_t>{7, 6}, {16, 6}, {7, 27}, {16, 27}}) {
+      SCOPED_TRACE(std::to_string(nb) + " blocks, " + std::to_string(n_rows) + " rows, " + std::to_string(n_tokens) +
+                   " tokens");
       const testing::TestMatrix m = testing::make_matrix(type_, n, n_rows, 7 + static_cast<uint32_t>(nb));
       const size_t w_stride = type_row_bytes(type_, n);
       const size_t x_stride = activation_row_bytes(vdt_, n);

@@ -127,7 +127,7 @@ inline int group_rows(const StripArgs& a, int64_t r0, const uint8_t* (&rows)[N])
 // a.y (already offset to the group's row). A wider tile unpacks each block
 // of the 4 rows once for more tokens: NEON's 32 registers hold 8-16
 // tokens' accumulators (widths per format: tools/arm_instruction_count.sh
-// at 24 and 32 tokens, see strip_dotprod.cpp).
+// at 24 and 32 tokens, see strip_dotprod.cpp and strip_kquants_dotprod.cpp).
 template <template <int> class Tile, int kWide = kTileTokens>
 void tile_strip(const StripArgs& a) {
   static_assert(kWide == kTileTokens || kWide == 8 || kWide == 12 || kWide == 16);
@@ -145,7 +145,7 @@ void tile_strip(const StripArgs& a) {
       for (; t + 8 <= n; t += 8) Tile<8>::run(at, rows, n_real, t);
     }
     for (; t + kTileTokens <= n; t += kTileTokens) Tile<kTileTokens>::run(at, rows, n_real, t);
-    switch (a.x.n_tokens - t) {
+    switch (n - t) {
       case 3: Tile<3>::run(at, rows, n_real, t); break;
       case 2: Tile<2>::run(at, rows, n_real, t); break;
       case 1: Tile<1>::run(at, rows, n_real, t); break;
