@@ -10,7 +10,10 @@
 # token) instructions per call and per (row, token, 32 weights);
 # ARM_COUNT_MODES=strip (or dot) counts one of them; ARM_COUNT_LEVEL=i8mm
 # takes that level's strip and dot (default dotprod; scalar: the
-# reference dot, with ARM_COUNT_MODES=dot).
+# reference dot, with ARM_COUNT_MODES=dot). ARM_COUNT_MODES=group counts
+# the level's prefill strip on token groups (i8mm Q4_0 / Q8_0: matmul's
+# path for more than 4 tokens), acts the groups' building (once per matmul
+# call, per (token, 32 inputs)).
 #   tools/arm_instruction_count.sh OP D1 D2 D3 [R]
 # counts a float op of the kernel table instead (tools/arm_count/
 # arm_float_calls.cpp lists OP and its sizes: gemm M N K, softmax N - -,
@@ -54,6 +57,11 @@ for mode in ${ARM_COUNT_MODES:-strip dot}; do
   one=$(count "$mode" "$reps")
   two=$(count "$mode" $((2 * reps)))
   per_call=$(((two - one) / reps))
+  if [ "$mode" = acts ]; then
+    awk -v c="$per_call" -v t="$tokens" -v n="$n_in" \
+      'BEGIN { printf "acts  %10d instructions a call, %6.2f per (token, 32 inputs)\n", c, c / (t * n / 32) }'
+    continue
+  fi
   awk -v m="$mode" -v c="$per_call" -v r="$rows" -v t="$tokens" -v n="$n_in" \
     'BEGIN { printf "%-5s %10d instructions a call, %6.2f per (row, token, 32 weights)\n", m, c, c / (r * t * n / 32) }'
 done

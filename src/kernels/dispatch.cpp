@@ -172,6 +172,7 @@ void fill_arm(KernelTable& t, CpuLevel level) {
       t.weights[static_cast<int>(type)].strip = strip;
       t.weights[static_cast<int>(type)].strip_rows = arm::kArmStripRows;
     }
+    arm::fill_arm_token_groups(t.weights[static_cast<int>(type)], type, level);
   }
   if (auto q = arm::arm_quantize_act_fn(TensorType::Q8_0, level)) t.quantize_q8_0 = q;
   if (auto q = arm::arm_quantize_act_fn(TensorType::Q8_1, level)) t.quantize_q8_1 = q;

@@ -3,13 +3,16 @@
 // executes (one per translation block with -singlestep) at two repetition
 // counts: the difference is the kernel's instructions per call, setup
 // excluded.
-//   arm_strip_calls TYPE N_IN ROWS TOKENS strip|dot REPS [LEVEL]
+//   arm_strip_calls TYPE N_IN ROWS TOKENS strip|dot|group|acts REPS [LEVEL]
 // strip: arm_strip_fn(TYPE, LEVEL) (dotprod, the default: the 4 x 4 SDOT
 // tiles; i8mm: Q4_0 / Q8_0's SMMLA tiles); dot: the level's row dot once
 // per (row, token), as strip_from_dot calls it (LEVEL scalar: the
-// reference's).
+// reference's); group: the level's tile_strip on token groups of 16 built
+// once (i8mm Q4_0 / Q8_0), as matmul calls it for prefill; acts: building
+// those groups (tile_acts), once per matmul call.
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -28,7 +31,7 @@ using namespace kazeia::kernels;
 
 int main(int argc, char** argv) {
   if (argc != 7 && argc != 8) {
-    std::fprintf(stderr, "usage: %s TYPE N_IN ROWS TOKENS strip|dot REPS [LEVEL]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s TYPE N_IN ROWS TOKENS strip|dot|group|acts REPS [LEVEL]\n", argv[0]);
     return 2;
   }
   const std::optional<CpuLevel> level = parse_cpu_level(argc == 8 ? argv[7] : "dotprod");
@@ -41,7 +44,7 @@ int main(int argc, char** argv) {
   }
   if (!found) return std::fprintf(stderr, "unknown type %s\n", argv[1]), 2;
   const int64_t n_in = std::atoll(argv[2]), rows = std::atoll(argv[3]), tokens = std::atoll(argv[4]);
-  const bool use_strip = std::strcmp(argv[5], "strip") == 0;
+  const std::string mode = argv[5];
   const int reps = std::atoi(argv[6]);
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
@@ -74,11 +77,34 @@ int main(int argc, char** argv) {
   a.dot = *level == CpuLevel::kScalar ? ref::vec_dot_fn(type) : arm::arm_vec_dot_fn(type, *level);
   if (a.dot == nullptr) return std::fprintf(stderr, "no dot for %s\n", argv[1]), 1;
   const arm::StripFn strip = arm::arm_strip_fn(type, *level);
-  if (use_strip && strip == nullptr) return std::fprintf(stderr, "no strip for %s\n", argv[1]), 1;
+  if (mode == "strip" && strip == nullptr) return std::fprintf(stderr, "no strip for %s\n", argv[1]), 1;
+  // Token groups of 16 as matmul builds them (ref/matmul.cpp), the last padded.
+  const KernelTable* table = kernel_table(*level);
+  const WeightKernels* k = table != nullptr ? table->find(type) : nullptr;
+  const bool grouped = mode == "group" || mode == "acts";
+  if (grouped && (k == nullptr || k->tile_strip == nullptr))
+    return std::fprintf(stderr, "no token groups for %s at that level\n", argv[1]), 1;
+  constexpr int64_t kGroup = 16;
+  const int64_t n_groups = (tokens + kGroup - 1) / kGroup;
+  const size_t group_bytes = grouped ? (k->tile_group_bytes(n_in) + 63) / 64 * 64 : 0;
+  std::vector<uint8_t> groups(group_bytes * static_cast<size_t>(n_groups));
+  auto build_groups = [&] {
+    for (int64_t g = 0; g < n_groups; ++g)
+      k->tile_acts(n_in, x.data() + x_bytes * static_cast<size_t>(g * kGroup), x_bytes,
+                   static_cast<int>(std::min(kGroup, tokens - g * kGroup)), groups.data() + group_bytes * static_cast<size_t>(g));
+  };
+  if (mode == "group") build_groups();
+  a.tiles = groups.data();
+  a.tile_group_bytes = group_bytes;
   float sink = 0;
   for (int i = 0; i < reps; ++i) {
-    if (use_strip) {
+    if (mode == "strip") {
       strip(a);
+    } else if (mode == "group") {
+      k->tile_strip(a);
+    } else if (mode == "acts") {
+      build_groups();
+      sink += static_cast<float>(groups[static_cast<size_t>(i) % groups.size()]);
     } else {
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t t = 0; t < tokens; ++t)

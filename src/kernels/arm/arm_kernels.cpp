@@ -132,6 +132,30 @@ void fill_arm_float_ops(KernelTable& t, CpuLevel level) {
   t.gemm_f32_scaled_acc = neon::gemm_f32_scaled_acc;
 }
 
+// Batches of more than 4 tokens (the SMMLA strip tiles take 2-4: a
+// speculative batch) pair their activations once per call; a group's
+// missing tokens cost at most half a pair, so no rest goes to the strips.
+void fill_arm_token_groups(WeightKernels& k, TensorType type, CpuLevel level) {
+  if (!at_least(level, CpuLevel::kI8mm)) return;
+  switch (type) {
+    case TensorType::Q4_0:
+      k.tile_strip = i8mm::group_strip_q4_0;
+      k.tile_group_bytes = i8mm::token_group_bytes_q4_0;
+      k.tile_acts = i8mm::build_token_group_q4_0;
+      break;
+    case TensorType::Q8_0:
+      k.tile_strip = i8mm::group_strip_q8_0;
+      k.tile_group_bytes = i8mm::token_group_bytes_q8_0;
+      k.tile_acts = i8mm::build_token_group_q8_0;
+      break;
+    default: return;
+  }
+  k.tile_scratch_bytes = nullptr;
+  k.tile_isa = "i8mm";
+  k.tile_above = 4;
+  k.tile_rest_max = 0;
+}
+
 #else  // not aarch64
 
 VecDotFn arm_vec_dot_fn(TensorType, CpuLevel) { return nullptr; }
@@ -140,6 +164,7 @@ QuantizeActFn arm_quantize_act_fn(TensorType, CpuLevel) { return nullptr; }
 HalfToFloatFn arm_fp16_to_fp32_fn(CpuLevel) { return nullptr; }
 FloatToHalfFn arm_fp32_to_fp16_fn(CpuLevel) { return nullptr; }
 void fill_arm_float_ops(KernelTable&, CpuLevel) {}
+void fill_arm_token_groups(WeightKernels&, TensorType, CpuLevel) {}
 
 #endif
 

@@ -18,7 +18,8 @@
 //            number of tokens
 //            and the float ops (softmax row, activations, norms, gemm_f32)
 //   i8mm:    Q4_0, Q8_0, Q4_K and Q5_K strips of 4-row x 4-token tiles
-//            of 2x2 SMMLAs for two tokens and more
+//            of 2x2 SMMLAs for two tokens and more; Q4_0 and Q8_0
+//            prefill on token groups (activations paired once per call)
 //
 // Agreement with the reference (src/kernels/ref, tested in
 // tests/kernels/arm_*_test.cpp):
@@ -47,6 +48,7 @@
 namespace kazeia::kernels {
 struct StripArgs;    // kernels/dispatch.h
 struct KernelTable;  // kernels/dispatch.h
+struct WeightKernels;  // kernels/dispatch.h
 }
 
 namespace kazeia::kernels::arm {
@@ -80,5 +82,9 @@ FloatToHalfFn arm_fp32_to_fp16_fn(CpuLevel level);
 // read_stream, the gemm_f32 family) to the NEON ones at every ARM level;
 // leaves the table as it is off aarch64 or at the scalar level.
 void fill_arm_float_ops(KernelTable& table, CpuLevel level);
+// Sets the prefill token-group kernels of a weight type (tile_strip,
+// tile_acts, tile_group_bytes, tile_above: dispatch.h) where the level has
+// them (i8mm: Q4_0, Q8_0); leaves k as it is elsewhere.
+void fill_arm_token_groups(WeightKernels& k, TensorType weight_type, CpuLevel level);
 
 }  // namespace kazeia::kernels::arm

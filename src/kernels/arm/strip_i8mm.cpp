@@ -29,12 +29,16 @@
 // padded pair: Q4_K 9.08 / 8.50) - half the multiply instructions, and
 // fewer vector ones (the SDOT tile's transposes and lane sums become the
 // pairing ZIPs). Q6_K keeps its SDOT tile.
+//
+// matmul sends Q4_0 and Q8_0 batches of more than 4 tokens to the token
+// groups of token_groups_i8mm.cpp instead (the tokens paired once per call).
 #include <arm_neon.h>
 
 #include <cstddef>
 #include <type_traits>
 
 #include "kernels/arm/level_kernels.h"
+#include "kernels/arm/mmla_pairs.h"
 #include "kernels/arm/neon_util.h"
 #include "kernels/arm/tile_dotprod.h"
 #include "kernels/dispatch.h"
@@ -42,29 +46,6 @@
 
 namespace kazeia::kernels::arm::i8mm {
 namespace {
-
-int8x16_t zip_lo64(int8x16_t a, int8x16_t b) {
-  return vreinterpretq_s8_s64(vzip1q_s64(vreinterpretq_s64_s8(a), vreinterpretq_s64_s8(b)));
-}
-int8x16_t zip_hi64(int8x16_t a, int8x16_t b) {
-  return vreinterpretq_s8_s64(vzip2q_s64(vreinterpretq_s64_s8(a), vreinterpretq_s64_s8(b)));
-}
-
-// Two rows' (or tokens') 32 quants as SMMLA operands: piece e (elements
-// 8e .. 8e + 7) of both, first in bytes 0-7, second in 8-15.
-struct Pairs {
-  int8x16_t piece[4];
-};
-inline Pairs pair_up(int8x16_t a_lo, int8x16_t a_hi, int8x16_t b_lo, int8x16_t b_hi) {
-  return {{zip_lo64(a_lo, b_lo), zip_hi64(a_lo, b_lo), zip_lo64(a_hi, b_hi), zip_hi64(a_hi, b_hi)}};
-}
-
-inline int32x4_t block_2x2(const Pairs& w, const Pairs& x) {
-  int32x4_t acc = vmmlaq_s32(vdupq_n_s32(0), w.piece[0], x.piece[0]);
-  acc = vmmlaq_s32(acc, w.piece[1], x.piece[1]);
-  acc = vmmlaq_s32(acc, w.piece[2], x.piece[2]);
-  return vmmlaq_s32(acc, w.piece[3], x.piece[3]);
-}
 
 // Tokens t and t + 1 (the second only when real) from the accumulators
 // of the two row pairs, lanes [r2i.t, r2i.t+1, r2i+1.t, r2i+1.t+1]:
@@ -76,20 +57,6 @@ inline void store_pair(const StripArgs& a, int64_t t, bool second, int n_real, f
   store_rows(a.y + static_cast<size_t>(t) * a.ldy, vsubq_f32(vuzp1q_f32(pair0, pair1), minus0), n_real);
   if (second) store_rows(a.y + static_cast<size_t>(t + 1) * a.ldy, vsubq_f32(vuzp2q_f32(pair0, pair1), minus1), n_real);
 }
-
-// The formats: block bytes, unpacking (neon_util.h) and the reference's
-// scale order.
-struct Q4_0Mmla {
-  static constexpr size_t kBytes = sizeof(BlockQ4_0);
-  static constexpr ScaleOrder kOrder = ScaleOrder::kWeightFirst;
-  static BlockQuants quants(const uint8_t* block) { return q4_quants<offsetof(BlockQ4_0, qs), 8>(block); }
-};
-
-struct Q8_0Mmla {
-  static constexpr size_t kBytes = sizeof(BlockQ8_0);
-  static constexpr ScaleOrder kOrder = ScaleOrder::kProductOfScales;
-  static BlockQuants quants(const uint8_t* block) { return q8_0_quants(block); }
-};
 
 // A token missing from the last pair (C = 1 or 3: a batch's leftover)
 // repeats the last real one; its results are not stored.
