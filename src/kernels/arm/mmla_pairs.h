@@ -1,6 +1,6 @@
 // What the SMMLA kernels share (strip_i8mm.cpp, token_groups_i8mm.cpp):
 // two rows' or two tokens' quants paired as SMMLA operands, the 2 x 2 block
-// sums, and the legacy formats' unpacking and scale order.
+// sums, and the legacy formats' unpacking, scale order and row pairs.
 //
 // SMMLA multiplies a 2x8 int8 matrix (rows in bytes 0-7 and 8-15) by an 8x2
 // one (columns likewise) into a 2x2 int32 accumulator: 32 products an
@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "kernels/arm/neon_util.h"
+#include "kernels/arm/tile_dotprod.h"
 #include "tensor/blocks.h"
 
 namespace kazeia::kernels::arm {
@@ -56,6 +57,23 @@ struct Q8_0Mmla {
   static constexpr ScaleOrder kOrder = ScaleOrder::kProductOfScales;
   static BlockQuants quants(const uint8_t* block) { return q8_0_quants(block); }
 };
+
+// Block b of a legacy format's 4 rows as SMMLA operands: rows 0 / 1 and
+// 2 / 3 paired, and their scales in the accumulators' lane order (rows
+// [2i, 2i, 2i+1, 2i+1]).
+struct RowPairs {
+  Pairs w[2];
+  float32x4_t dw[2];
+};
+template <class F>
+inline RowPairs row_pairs(const uint8_t* const rows[kTileRows], int64_t b) {
+  const size_t at = F::kBytes * static_cast<size_t>(b);
+  BlockQuants q[kTileRows];
+  for (int r = 0; r < kTileRows; ++r) q[r] = F::quants(rows[r] + at);
+  const float32x4_t dw4 = row_halves(rows, at);
+  return {{pair_up(q[0].lo, q[0].hi, q[1].lo, q[1].hi), pair_up(q[2].lo, q[2].hi, q[3].lo, q[3].hi)},
+          {vzip1q_f32(dw4, dw4), vzip2q_f32(dw4, dw4)}};
+}
 
 }  // namespace
 }  // namespace kazeia::kernels::arm

@@ -73,13 +73,7 @@ struct MmlaTile {
       for (auto& row_pair : acc)
         for (auto& v : row_pair) v = vdupq_n_f32(0.0f);
       for (int64_t b = 0; b < a.n_in / kQK; ++b) {
-        const size_t at = F::kBytes * static_cast<size_t>(b);
-        BlockQuants q[kTileRows];
-        for (int r = 0; r < kTileRows; ++r) q[r] = F::quants(rows[r] + at);
-        const Pairs w[2] = {pair_up(q[0].lo, q[0].hi, q[1].lo, q[1].hi), pair_up(q[2].lo, q[2].hi, q[3].lo, q[3].hi)};
-        // Lanes as the accumulators': rows [2i, 2i, 2i+1, 2i+1].
-        const float32x4_t dw4 = row_halves(rows, at);
-        const float32x4_t dw[2] = {vzip1q_f32(dw4, dw4), vzip2q_f32(dw4, dw4)};
+        const RowPairs rp = row_pairs<F>(rows, b);
         for (int j = 0; j < kPairs; ++j) {
           const BlockQ8_0& x0 = x[2 * j][b];
           const BlockQ8_0& x1 = x[2 * j + 1][b];
@@ -87,7 +81,7 @@ struct MmlaTile {
           // Tokens [2j, 2j+1, 2j, 2j+1].
           const float32x4_t dx = halves_to_f32x4(x0.d, x1.d, x0.d, x1.d);
           for (int i = 0; i < 2; ++i) {
-            const ScaledSums s = scale_sums<F::kOrder>(vcvtq_f32_s32(block_2x2(w[i], xp)), dw[i], dx);
+            const ScaledSums s = scale_sums<F::kOrder>(vcvtq_f32_s32(block_2x2(rp.w[i], xp)), rp.dw[i], dx);
             acc[i][j] = vfmaq_f32(acc[i][j], s.a, s.b);
           }
         }

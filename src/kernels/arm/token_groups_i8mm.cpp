@@ -66,13 +66,7 @@ struct GroupTile {
     for (auto& row_pair : acc)
       for (auto& v : row_pair) v = vdupq_n_f32(0.0f);
     for (int64_t b = 0; b < a.n_in / kQK; ++b) {
-      const size_t at = F::kBytes * static_cast<size_t>(b);
-      BlockQuants q[kTileRows];
-      for (int r = 0; r < kTileRows; ++r) q[r] = F::quants(rows[r] + at);
-      const Pairs w[2] = {pair_up(q[0].lo, q[0].hi, q[1].lo, q[1].hi), pair_up(q[2].lo, q[2].hi, q[3].lo, q[3].hi)};
-      // Lanes as the accumulators': rows [2i, 2i, 2i+1, 2i+1].
-      const float32x4_t dw4 = row_halves(rows, at);
-      const float32x4_t dw[2] = {vzip1q_f32(dw4, dw4), vzip2q_f32(dw4, dw4)};
+      const RowPairs rp = row_pairs<F>(rows, b);
       using L = typename F::Layout;
       const uint8_t* xb = pairs + static_cast<size_t>(b) * L::kBlockBytes;
       for (int j = 0; j < P; ++j) {
@@ -82,7 +76,7 @@ struct GroupTile {
         int32x4_t start = vdupq_n_s32(0);
         if constexpr (L::kPairBytes > L::kStart) start = vreinterpretq_s32_u8(vld1q_u8(p + L::kStart));
         for (int i = 0; i < 2; ++i) {
-          const ScaledSums s = scale_sums<F::kOrder>(vcvtq_f32_s32(block_2x2(w[i], x, start)), dw[i], dx);
+          const ScaledSums s = scale_sums<F::kOrder>(vcvtq_f32_s32(block_2x2(rp.w[i], x, start)), rp.dw[i], dx);
           acc[i][j] = vfmaq_f32(acc[i][j], s.a, s.b);
         }
       }
