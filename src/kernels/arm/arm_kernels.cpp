@@ -148,6 +148,12 @@ void fill_arm_token_groups(WeightKernels& k, TensorType type, CpuLevel level) {
       k.tile_group_bytes = i8mm::token_group_bytes_q8_0;
       k.tile_acts = i8mm::build_token_group_q8_0;
       break;
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+      k.tile_strip = type == TensorType::Q4_K ? i8mm::group_strip_q4_K : i8mm::group_strip_q5_K;
+      k.tile_group_bytes = i8mm::token_group_bytes_k;
+      k.tile_acts = i8mm::build_token_group_k;
+      break;
     default: return;
   }
   k.tile_scratch_bytes = nullptr;

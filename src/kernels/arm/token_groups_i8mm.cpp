@@ -1,6 +1,6 @@
-// Q4_0 and Q8_0 prefill at i8mm on token groups: the SMMLA tiles of
-// strip_i8mm.cpp, with the activations paired once per matmul call instead
-// of once per block of 4 rows.
+// Q4_0, Q8_0, Q4_K and Q5_K prefill at i8mm on token groups: the SMMLA
+// tiles of strip_i8mm.cpp, with the activations paired once per matmul
+// call instead of once per block of 4 rows (K-quants: KGroups below).
 //
 // An SMMLA takes two tokens' 8-byte pieces side by side (token 2j in bytes
 // 0-7, 2j + 1 in 8-15). The strip tiles pair each token pair's block with
@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/arm/level_kernels.h"
 #include "kernels/arm/mmla_pairs.h"
@@ -60,6 +61,7 @@ struct Q8_0Group : Q8_0Mmla {
 // its group, t0 its first token, n_tok (2P - 1 or 2P) the real tokens.
 template <class F, int P>
 struct GroupTile {
+  static constexpr size_t kPairBytes = F::Layout::kPairBytes;
   static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, const uint8_t* pairs,
                   int64_t t0, int n_tok) {
     float32x4_t acc[2][P];  // [row pair][token pair]
@@ -89,13 +91,116 @@ struct GroupTile {
   }
 };
 
-// Rows in groups of 4 (the last repeating its last real row), each times
-// every token group in tiles of 8, 4, 2 and 1 pairs: a whole group is one
-// tile (16 accumulators), so each block of the 4 rows is unpacked once for
-// it; a group's real pairs past the whole tiles take each narrower one at
-// most once.
 template <class F>
+struct LegacyGroups {
+  template <int P>
+  using Of = GroupTile<F, P>;
+};
+
+// Q4_K (kQ5 false) and Q5_K: per sub-block the rows' quants are paired
+// as for Q4_0 and the token pairs' operands come from the group (a pair's
+// sub-block s at 64 s); each row pair's and token pair's exact sub-block
+// sums are scaled by the rows' six-bit scales in the accumulators' lane
+// order into a super-block sum, as the strip tiles do. The mins term
+// sum_s min_s * bsum_s (bsum_s: a token's sum over sub-block s) of a row
+// pair and token pair is itself a 2x8 by 8x2 product: USMMLA takes the
+// rows' eight mins (unsigned, < 64) against the group's bsums split as
+// 128 h + l (l in 0..127, h in -32..31: both int8), two USMMLAs instead
+// of eight multiply-adds per token. The float update is the row dot's
+// (int8_dot_kernels.h), lane by lane in the pair layout:
+// scaled += (d_w * d_x) * isum, mins += (dmin_w * d_x) * mins_term, and
+// scaled - mins at the end: the row dot's floats, bit for bit.
+struct KGroupLayout {
+  static constexpr size_t kScales = 8 * kPairQuantBytes;  // after the 8 sub-blocks' operands
+  static constexpr size_t kBsumLow = kScales + 16;        // int8 l_s: token 2j bytes 0-7, 2j + 1 8-15
+  static constexpr size_t kBsumHigh = kBsumLow + 16;      // int8 h_s, likewise
+  static constexpr size_t kPairBytes = kBsumHigh + 16;
+  static constexpr size_t kBlockBytes = kGroupPairs * kPairBytes;  // one super-block of 16 tokens
+};
+
+template <bool kQ5>
+struct KGroups {
+  using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
+  template <int P>
+  struct Of {
+    static constexpr size_t kPairBytes = KGroupLayout::kPairBytes;
+    static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, const uint8_t* pairs,
+                    int64_t t0, int n_tok) {
+      float32x4_t scaled[2][P], mins[2][P];  // [row pair][token pair]
+      for (int i = 0; i < 2; ++i) {
+        for (int j = 0; j < P; ++j) scaled[i][j] = mins[i][j] = vdupq_n_f32(0.0f);
+      }
+      const uint8x16_t low4 = vdupq_n_u8(0x0F);
+      for (int64_t sb = 0; sb < a.n_in / kQK_K; ++sb) {
+        const size_t at = sizeof(Block) * static_cast<size_t>(sb);
+        const uint8_t* xb = pairs + static_cast<size_t>(sb) * KGroupLayout::kBlockBytes;
+        const K4Scales ks = k4_scales(rows, at + offsetof(Block, scales));
+        int32x4_t isum[2][P];
+        for (auto& row_pair : isum)
+          for (auto& v : row_pair) v = vdupq_n_s32(0);
+        for (int s = 0; s < 8; ++s) {
+          // Sub-block s: the low nibbles of bytes 32 (s / 2) .. + 31 for
+          // even s, the high ones for odd s; Q5_K's fifth bits are bit s
+          // of qh[0..31].
+          int8x16_t w[kTileRows][2];
+          for (int r = 0; r < kTileRows; ++r) {
+            for (int h = 0; h < 2; ++h) {
+              const uint8x16_t b = vld1q_u8(rows[r] + at + offsetof(Block, qs) + 32 * (s / 2) + 16 * h);
+              uint8x16_t v = s % 2 == 0 ? vandq_u8(b, low4) : vshrq_n_u8(b, 4);
+              if constexpr (kQ5)
+                v = vorrq_u8(v, bit_as_16(vld1q_u8(rows[r] + at + offsetof(BlockQ5_K, qh) + 16 * h),
+                                          vdupq_n_u8(static_cast<uint8_t>(1u << s))));
+              w[r][h] = vreinterpretq_s8_u8(v);
+            }
+          }
+          const Pairs wp[2] = {pair_up(w[0][0], w[0][1], w[1][0], w[1][1]), pair_up(w[2][0], w[2][1], w[3][0], w[3][1])};
+          const int32x4_t sc = ks.scale(s);
+          const int32x4_t sp[2] = {vzip1q_s32(sc, sc), vzip2q_s32(sc, sc)};  // rows [2i, 2i, 2i+1, 2i+1]
+          for (int j = 0; j < P; ++j) {
+            const uint8_t* p = xb + static_cast<size_t>(j) * kPairBytes + static_cast<size_t>(s) * kPairQuantBytes;
+            const Pairs x = {{load_s8x16(p), load_s8x16(p + 16), load_s8x16(p + 32), load_s8x16(p + 48)}};
+            for (int i = 0; i < 2; ++i) isum[i][j] = vmlaq_s32(isum[i][j], block_2x2(wp[i], x), sp[i]);
+          }
+        }
+        // Row r's eight mins as bytes 8 (r % 2) .. + 7 of its pair's operand.
+        const uint32x4_t m_lo = vreinterpretq_u32_u8(ks.min_lo), m_hi = vreinterpretq_u32_u8(ks.min_hi);
+        const uint8x16_t mp[2] = {vreinterpretq_u8_u32(vzip1q_u32(m_lo, m_hi)), vreinterpretq_u8_u32(vzip2q_u32(m_lo, m_hi))};
+        const float32x4_t dw = row_halves(rows, at + offsetof(Block, d));
+        const float32x4_t dmin = row_halves(rows, at + offsetof(Block, dmin));
+        const float32x4_t dwp[2] = {vzip1q_f32(dw, dw), vzip2q_f32(dw, dw)};
+        const float32x4_t dminp[2] = {vzip1q_f32(dmin, dmin), vzip2q_f32(dmin, dmin)};
+        for (int j = 0; j < P; ++j) {
+          const uint8_t* p = xb + static_cast<size_t>(j) * kPairBytes;
+          const float32x4_t dx = load_f32x4(p + KGroupLayout::kScales);
+          const int8x16_t b_lo = load_s8x16(p + KGroupLayout::kBsumLow), b_hi = load_s8x16(p + KGroupLayout::kBsumHigh);
+          for (int i = 0; i < 2; ++i) {
+            const int32x4_t mt = vmlaq_n_s32(vusmmlaq_s32(vdupq_n_s32(0), mp[i], b_lo),
+                                             vusmmlaq_s32(vdupq_n_s32(0), mp[i], b_hi), 128);
+            scaled[i][j] = vaddq_f32(scaled[i][j], vmulq_f32(vmulq_f32(dwp[i], dx), vcvtq_f32_s32(isum[i][j])));
+            mins[i][j] = vaddq_f32(mins[i][j], vmulq_f32(vmulq_f32(dminp[i], dx), vcvtq_f32_s32(mt)));
+          }
+        }
+      }
+      for (int j = 0; j < P; ++j) {
+        const int64_t t = t0 + 2 * j;
+        store_rows(a.y + static_cast<size_t>(t) * a.ldy,
+                   vsubq_f32(vuzp1q_f32(scaled[0][j], scaled[1][j]), vuzp1q_f32(mins[0][j], mins[1][j])), n_real);
+        if (2 * j + 1 < n_tok)
+          store_rows(a.y + static_cast<size_t>(t + 1) * a.ldy,
+                     vsubq_f32(vuzp2q_f32(scaled[0][j], scaled[1][j]), vuzp2q_f32(mins[0][j], mins[1][j])), n_real);
+      }
+    }
+  };
+};
+
+// Rows in groups of 4 (the last repeating its last real row), each times
+// every token group in tiles of kWide, 4, 2 and 1 pairs (each narrower one
+// at most once, for a group's real pairs past the wider tiles). Legacy
+// formats: a whole group is one tile (16 accumulators), so each block of
+// the 4 rows is unpacked once for it.
+template <template <int> class Tile, int kWide>
 void group_strip(const StripArgs& a) {
+  static_assert(kWide == kGroupPairs || kWide == 4 || kWide == 2);
   const int64_t n_tokens = a.x.n_tokens;
   for (int64_t r0 = 0; r0 < a.n_rows; r0 += kTileRows) {
     const uint8_t* rows[kTileRows];
@@ -108,69 +213,129 @@ void group_strip(const StripArgs& a) {
       const int n_pairs = (n_group + 1) / 2;
       int j = 0;
       auto tile = [&]<int P>(std::integral_constant<int, P>) {
-        if (j + P > n_pairs) return;
-        GroupTile<F, P>::run(at, rows, n_real, group + static_cast<size_t>(j) * F::Layout::kPairBytes, g0 + 2 * j,
-                             std::min(2 * P, n_group - 2 * j));
-        j += P;
+        while (j + P <= n_pairs) {
+          Tile<P>::run(at, rows, n_real, group + static_cast<size_t>(j) * Tile<P>::kPairBytes, g0 + 2 * j,
+                       std::min(2 * P, n_group - 2 * j));
+          j += P;
+        }
       };
-      tile(std::integral_constant<int, kGroupPairs>{});
-      tile(std::integral_constant<int, 4>{});
-      tile(std::integral_constant<int, 2>{});
+      tile(std::integral_constant<int, kWide>{});
+      if constexpr (kWide > 4) tile(std::integral_constant<int, 4>{});
+      if constexpr (kWide > 2) tile(std::integral_constant<int, 2>{});
       tile(std::integral_constant<int, 1>{});
     }
   }
 }
 
-// Tokens 2j and 2j + 1 of the n (<= 16) rows at q, q_stride apart, paired
-// block by block; a pair's missing token is zero (quants and scale).
+// fn(x, b, p) for every pair j of a group and block b: x the pair's
+// tokens 2j and 2j + 1 of the n (<= 16) activation rows at q (q_stride
+// apart) as rows of Block, null for a token past n (the group's padding);
+// p the pair's entry of block b in out (layout L).
+template <class Block, class L, class Fn>
+inline void for_pair_blocks(int64_t n_blocks, const uint8_t* q, size_t q_stride, int n, uint8_t* out, Fn&& fn) {
+  for (int j = 0; j < kGroupPairs; ++j) {
+    const Block* x[2];
+    for (int k = 0; k < 2; ++k)
+      x[k] = 2 * j + k < n ? reinterpret_cast<const Block*>(q + static_cast<size_t>(2 * j + k) * q_stride) : nullptr;
+    for (int64_t b = 0; b < n_blocks; ++b)
+      fn(x, b, out + static_cast<size_t>(b) * L::kBlockBytes + static_cast<size_t>(j) * L::kPairBytes);
+  }
+}
+
+// The 32 quants at qs[0] and qs[1] (null: zeros) paired as SMMLA operands
+// into p (64 bytes); returns them as loaded.
+struct TokenQuants {
+  int8x16_t lo[2], hi[2];
+};
+inline TokenQuants store_operands(uint8_t* p, const int8_t* const qs[2]) {
+  TokenQuants t;
+  for (int k = 0; k < 2; ++k) {
+    t.lo[k] = qs[k] != nullptr ? vld1q_s8(qs[k]) : vdupq_n_s8(0);
+    t.hi[k] = qs[k] != nullptr ? vld1q_s8(qs[k] + 16) : vdupq_n_s8(0);
+  }
+  const Pairs xp = pair_up(t.lo[0], t.hi[0], t.lo[1], t.hi[1]);
+  for (int e = 0; e < 4; ++e) vst1q_s8(reinterpret_cast<int8_t*>(p) + 16 * e, xp.piece[e]);
+  return t;
+}
+
+// Q8_0 rows paired block by block (GroupLayout L); a pair's missing token
+// is zero (quants, scale and sum).
 template <class L>
 void build_group(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
-  const int64_t n_blocks = n_in / kQK;
-  for (int j = 0; j < kGroupPairs; ++j) {
-    const BlockQ8_0* x[2];
-    for (int k = 0; k < 2; ++k)
-      x[k] = 2 * j + k < n ? reinterpret_cast<const BlockQ8_0*>(q + static_cast<size_t>(2 * j + k) * q_stride) : nullptr;
-    for (int64_t b = 0; b < n_blocks; ++b) {
-      uint8_t* p = out + static_cast<size_t>(b) * L::kBlockBytes + static_cast<size_t>(j) * L::kPairBytes;
-      int8x16_t lo[2], hi[2];
-      float d[2];
-      for (int k = 0; k < 2; ++k) {
-        lo[k] = x[k] != nullptr ? vld1q_s8(x[k][b].qs) : vdupq_n_s8(0);
-        hi[k] = x[k] != nullptr ? vld1q_s8(x[k][b].qs + 16) : vdupq_n_s8(0);
-        d[k] = x[k] != nullptr ? half_to_float(x[k][b].d) : 0.0f;
-      }
-      const Pairs xp = pair_up(lo[0], hi[0], lo[1], hi[1]);
-      for (int e = 0; e < 4; ++e) vst1q_s8(reinterpret_cast<int8_t*>(p) + 16 * e, xp.piece[e]);
-      const float scales[4] = {d[0], d[1], d[0], d[1]};
-      std::memcpy(p + L::kScales, scales, sizeof(scales));
-      if constexpr (L::kPairBytes > L::kStart) {
-        int32_t s[2];
-        for (int k = 0; k < 2; ++k) s[k] = -8 * (vaddlvq_s8(lo[k]) + vaddlvq_s8(hi[k]));
-        const int32_t start[4] = {s[0], s[1], s[0], s[1]};
-        std::memcpy(p + L::kStart, start, sizeof(start));
+  for_pair_blocks<BlockQ8_0, L>(n_in / kQK, q, q_stride, n, out, [](const BlockQ8_0* const x[2], int64_t b, uint8_t* p) {
+    const int8_t* qs[2];
+    float d[2];
+    for (int k = 0; k < 2; ++k) {
+      qs[k] = x[k] != nullptr ? x[k][b].qs : nullptr;
+      d[k] = x[k] != nullptr ? half_to_float(x[k][b].d) : 0.0f;
+    }
+    const TokenQuants t = store_operands(p, qs);
+    const float scales[4] = {d[0], d[1], d[0], d[1]};
+    std::memcpy(p + L::kScales, scales, sizeof(scales));
+    if constexpr (L::kPairBytes > L::kStart) {
+      int32_t sum[2];
+      for (int k = 0; k < 2; ++k) sum[k] = -8 * (vaddlvq_s8(t.lo[k]) + vaddlvq_s8(t.hi[k]));
+      const int32_t start[4] = {sum[0], sum[1], sum[0], sum[1]};
+      std::memcpy(p + L::kStart, start, sizeof(start));
+    }
+  });
+}
+
+// The Q8_K rows' counterpart: per super-block, each pair's 8 sub-blocks
+// of operands, its scales and its split bsums (KGroupLayout).
+void build_k_group(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
+  using L = KGroupLayout;
+  for_pair_blocks<BlockQ8_K, L>(n_in / kQK_K, q, q_stride, n, out, [](const BlockQ8_K* const x[2], int64_t b, uint8_t* p) {
+    for (int s = 0; s < 8; ++s) {
+      const int8_t* qs[2];
+      for (int k = 0; k < 2; ++k) qs[k] = x[k] != nullptr ? x[k][b].qs + 32 * s : nullptr;
+      store_operands(p + kPairQuantBytes * s, qs);
+    }
+    float d[2];
+    int8_t low[16], high[16];
+    for (int k = 0; k < 2; ++k) {
+      d[k] = x[k] != nullptr ? x[k][b].d : 0.0f;
+      for (int s = 0; s < 8; ++s) {
+        // |bsum| <= 32 * 128: h = bsum >> 7 in -32..31, l = bsum & 127.
+        const int bsum = x[k] != nullptr ? x[k][b].bsums[2 * s] + x[k][b].bsums[2 * s + 1] : 0;
+        low[8 * k + s] = static_cast<int8_t>(bsum & 127);
+        high[8 * k + s] = static_cast<int8_t>(bsum >> 7);
       }
     }
-  }
+    const float scales[4] = {d[0], d[1], d[0], d[1]};
+    std::memcpy(p + L::kScales, scales, sizeof(scales));
+    std::memcpy(p + L::kBsumLow, low, sizeof(low));
+    std::memcpy(p + L::kBsumHigh, high, sizeof(high));
+  });
 }
 
 }  // namespace
 
 size_t token_group_bytes_q4_0(int64_t n_in) { return static_cast<size_t>(n_in / kQK) * Q4_0Group::Layout::kBlockBytes; }
 size_t token_group_bytes_q8_0(int64_t n_in) { return static_cast<size_t>(n_in / kQK) * Q8_0Group::Layout::kBlockBytes; }
+size_t token_group_bytes_k(int64_t n_in) { return static_cast<size_t>(n_in / kQK_K) * KGroupLayout::kBlockBytes; }
 void build_token_group_q4_0(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
   build_group<Q4_0Group::Layout>(n_in, q, q_stride, n, out);
 }
 void build_token_group_q8_0(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
   build_group<Q8_0Group::Layout>(n_in, q, q_stride, n, out);
 }
+void build_token_group_k(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
+  build_k_group(n_in, q, q_stride, n, out);
+}
 
-// Tiles of 8 pairs measured against 6 and 4 (instructions per (row,
-// token, 32 weights), 16 x 1024, 32 tokens, tools/arm_instruction_count.sh):
-// Q4_0 3.79 / 4.17 / 4.17, Q8_0 3.59 / 3.80 / 3.83 - the 16 accumulators
-// spill a few registers each block, and still win by unpacking the rows
-// once per group. Taking the row pairs one after the other (4 weight
-// operands live, each pair's activations loaded twice): Q4_0 3.97.
-void group_strip_q4_0(const StripArgs& a) { group_strip<Q4_0Group>(a); }
-void group_strip_q8_0(const StripArgs& a) { group_strip<Q8_0Group>(a); }
+// Tiles of 8 pairs (a whole group) measured against narrower ones
+// (instructions per (row, token, 32 weights), 16 x 1024, 32 tokens,
+// tools/arm_instruction_count.sh): Q4_0 3.79 / 4.17 / 4.17 at 8 / 6 / 4
+// pairs, Q8_0 3.59 / 3.80 / 3.83 (before Q4_0's offset start: 3.60 with
+// it); Q4_K 4.51 / 5.31 / 6.15 at 8 / 4 / 2 pairs, Q5_K 5.07 / 6.54 /
+// 8.52. The 16 (K-quants: 32) accumulators spill a few registers each
+// block, and still win by unpacking the rows once per group. Taking the
+// row pairs one after the other (4 weight operands live, each pair's
+// activations loaded twice): Q4_0 3.97.
+void group_strip_q4_0(const StripArgs& a) { group_strip<LegacyGroups<Q4_0Group>::Of, kGroupPairs>(a); }
+void group_strip_q8_0(const StripArgs& a) { group_strip<LegacyGroups<Q8_0Group>::Of, kGroupPairs>(a); }
+void group_strip_q4_K(const StripArgs& a) { group_strip<KGroups<false>::Of, 8>(a); }
+void group_strip_q5_K(const StripArgs& a) { group_strip<KGroups<true>::Of, 8>(a); }
 
 }  // namespace kazeia::kernels::arm::i8mm
