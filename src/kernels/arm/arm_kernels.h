@@ -18,9 +18,9 @@
 //            number of tokens
 //            and the float ops (softmax row, activations, norms, gemm_f32)
 //   i8mm:    Q4_0, Q8_0, Q4_K and Q5_K strips of 4-row x 4-token tiles
-//            of 2x2 SMMLAs for two tokens and more; Q4_0, Q8_0, Q4_K
-//            and Q5_K prefill on token groups (activations paired once
-//            per call)
+//            of 2x2 SMMLAs for two tokens and more; Q4_0, Q8_0, Q4_K,
+//            Q5_K and Q6_K prefill on token groups (activations paired
+//            once per call)
 //
 // Agreement with the reference (src/kernels/ref, tested in
 // tests/kernels/arm_*_test.cpp):
@@ -85,7 +85,7 @@ FloatToHalfFn arm_fp32_to_fp16_fn(CpuLevel level);
 void fill_arm_float_ops(KernelTable& table, CpuLevel level);
 // Sets the prefill token-group kernels of a weight type (tile_strip,
 // tile_acts, tile_group_bytes, tile_above: dispatch.h) where the level has
-// them (i8mm: Q4_0, Q8_0, Q4_K, Q5_K); leaves k as it is elsewhere.
+// them (i8mm: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K); leaves k as it is elsewhere.
 void fill_arm_token_groups(WeightKernels& k, TensorType weight_type, CpuLevel level);
 
 }  // namespace kazeia::kernels::arm

@@ -30,9 +30,10 @@
 // fewer vector ones (the SDOT tile's transposes and lane sums become the
 // pairing ZIPs). Q6_K keeps its SDOT tile.
 //
-// matmul sends Q4_0, Q8_0, Q4_K and Q5_K batches of more than 4 tokens to
-// the token groups of token_groups_i8mm.cpp instead (the tokens paired once
-// per call); these strips take 2-4 tokens there (a speculative batch).
+// matmul sends Q4_0, Q8_0, Q4_K and Q5_K batches of more than 4 tokens
+// (Q6_K: 8) to the token groups of token_groups_i8mm.cpp instead (the
+// tokens paired once per call); these strips take 2-4 tokens there (a
+// speculative batch).
 #include <arm_neon.h>
 
 #include <cstddef>

@@ -1,6 +1,7 @@
-// Q4_0, Q8_0, Q4_K and Q5_K prefill at i8mm on token groups: the SMMLA
-// tiles of strip_i8mm.cpp, with the activations paired once per matmul
-// call instead of once per block of 4 rows (K-quants: KGroups below).
+// Q4_0, Q8_0, Q4_K, Q5_K and Q6_K prefill at i8mm on token groups: the
+// SMMLA tiles of strip_i8mm.cpp (Q6_K: a first SMMLA form), with the
+// activations paired once per matmul call instead of once per block of 4
+// rows (K-quants: KGroups, Q6Groups below).
 //
 // An SMMLA takes two tokens' 8-byte pieces side by side (token 2j in bytes
 // 0-7, 2j + 1 in 8-15). The strip tiles pair each token pair's block with
@@ -97,6 +98,21 @@ struct LegacyGroups {
   using Of = GroupTile<F, P>;
 };
 
+// Q8_K groups (Q4_K / Q5_K: kSums 8 sums of 32; Q6_K: 16 of 16): per
+// super-block, a pair's 8 sub-blocks of 32 as SMMLA operands, its scales,
+// and its sums split 128 h + l, each as int8 pieces of 8 (token 2j bytes
+// 0-7, 2j + 1 bytes 8-15; kSums / 8 pieces of l, then of h).
+template <int kSums>
+struct Q8KGroupLayout {
+  static constexpr size_t kScales = 8 * kPairQuantBytes;  // floats [d_t0, d_t1, d_t0, d_t1]
+  static constexpr size_t kBsumLow = kScales + 16;
+  static constexpr size_t kBsumHigh = kBsumLow + 2 * kSums;
+  static constexpr size_t kPairBytes = kBsumHigh + 2 * kSums;
+  static constexpr size_t kBlockBytes = kGroupPairs * kPairBytes;  // one super-block of 16 tokens
+};
+using KGroupLayout = Q8KGroupLayout<8>;
+using Q6GroupLayout = Q8KGroupLayout<16>;
+
 // Q4_K (kQ5 false) and Q5_K: per sub-block the rows' quants are paired
 // as for Q4_0 and the token pairs' operands come from the group (a pair's
 // sub-block s at 64 s); each row pair's and token pair's exact sub-block
@@ -110,14 +126,6 @@ struct LegacyGroups {
 // (int8_dot_kernels.h), lane by lane in the pair layout:
 // scaled += (d_w * d_x) * isum, mins += (dmin_w * d_x) * mins_term, and
 // scaled - mins at the end: the row dot's floats, bit for bit.
-struct KGroupLayout {
-  static constexpr size_t kScales = 8 * kPairQuantBytes;  // after the 8 sub-blocks' operands
-  static constexpr size_t kBsumLow = kScales + 16;        // int8 l_s: token 2j bytes 0-7, 2j + 1 8-15
-  static constexpr size_t kBsumHigh = kBsumLow + 16;      // int8 h_s, likewise
-  static constexpr size_t kPairBytes = kBsumHigh + 16;
-  static constexpr size_t kBlockBytes = kGroupPairs * kPairBytes;  // one super-block of 16 tokens
-};
-
 template <bool kQ5>
 struct KGroups {
   using Block = std::conditional_t<kQ5, BlockQ5_K, BlockQ4_K>;
@@ -191,6 +199,106 @@ struct KGroups {
       }
     }
   };
+};
+
+// Q6_K: a 32-element chunk c of the group's operands holds sub-blocks
+// 2c (pieces 0-1) and 2c + 1 (pieces 2-3), 16 elements each, so each
+// sub-block's sums take two SMMLAs and its own int8 scale. The rows enter
+// as raw 6-bit quants (0..63); their -32 offset is
+// -32 sum_s scale_s bsum_s over the 16 sub-blocks, a 2x16 by 16x2 product
+// of the rows' scales and the tokens' 16-element sums (split 128 h + l as
+// for Q4_K: 4 SMMLAs per row pair, token pair and super-block), added to
+// the super-block sum. The float update is the row dot's:
+// sum += (d_w * d_x) * isum, lane by lane in the pair layout.
+
+// Sub-block k (16 elements) of half h of a Q6_K block: raw quants 0..63.
+// Its low 4 bits are the low (k < 4) or high nibbles of ql bytes
+// 64 h + 16 (k % 4) .., its top 2 bits bit pair k / 2 of qh bytes
+// 32 h + 16 (k % 2) .. (the element order at BlockQ6_K).
+inline uint8x16_t q6_quants(const uint8_t* block, int h, int k) {
+  const uint8x16_t l = vld1q_u8(block + offsetof(BlockQ6_K, ql) + 64 * h + 16 * (k % 4));
+  const uint8x16_t hb = vld1q_u8(block + offsetof(BlockQ6_K, qh) + 32 * h + 16 * (k % 2));
+  const uint8x16_t nibble = k < 4 ? vandq_u8(l, vdupq_n_u8(0x0F)) : vshrq_n_u8(l, 4);
+  uint8x16_t top;
+  switch (k / 2) {
+    case 0: top = vshlq_n_u8(hb, 4); break;
+    case 1: top = vshlq_n_u8(hb, 2); break;
+    case 2: top = hb; break;
+    default: top = vshrq_n_u8(hb, 2); break;
+  }
+  return vorrq_u8(nibble, vandq_u8(top, vdupq_n_u8(0x30)));
+}
+
+template <int P>
+struct Q6Groups {
+  static constexpr size_t kPairBytes = Q6GroupLayout::kPairBytes;
+  static void run(const StripArgs& a, const uint8_t* const rows[kTileRows], int n_real, const uint8_t* pairs,
+                  int64_t t0, int n_tok) {
+    using L = Q6GroupLayout;
+    float32x4_t acc[2][P];  // [row pair][token pair]
+    for (auto& row_pair : acc)
+      for (auto& v : row_pair) v = vdupq_n_f32(0.0f);
+    for (int64_t sb = 0; sb < a.n_in / kQK_K; ++sb) {
+      const size_t at = sizeof(BlockQ6_K) * static_cast<size_t>(sb);
+      const uint8_t* xb = pairs + static_cast<size_t>(sb) * L::kBlockBytes;
+      // The rows' 16 scales: transposed (lane r: row r's bytes 4g .. 4g + 3
+      // in sc4[g]) for the sub-block sums, paired in 8-byte pieces
+      // (sub-blocks 0-7, 8-15) as the offset's SMMLA operands.
+      int8x16_t sc4[4], raw[kTileRows];
+      load_transposed(rows, at + offsetof(BlockQ6_K, scales), sc4);
+      for (int r = 0; r < kTileRows; ++r) raw[r] = load_s8x16(rows[r] + at + offsetof(BlockQ6_K, scales));
+      const int8x16_t sp[2][2] = {{zip_lo64(raw[0], raw[1]), zip_hi64(raw[0], raw[1])},
+                                  {zip_lo64(raw[2], raw[3]), zip_hi64(raw[2], raw[3])}};
+      int32x4_t isum[2][P];
+      for (int j = 0; j < P; ++j) {
+        const uint8_t* p = xb + static_cast<size_t>(j) * kPairBytes;
+        const int8x16_t lo[2] = {load_s8x16(p + L::kBsumLow), load_s8x16(p + L::kBsumLow + 16)};
+        const int8x16_t hi[2] = {load_s8x16(p + L::kBsumHigh), load_s8x16(p + L::kBsumHigh + 16)};
+        for (int i = 0; i < 2; ++i) {
+          const int32x4_t off_lo = vmmlaq_s32(vmmlaq_s32(vdupq_n_s32(0), sp[i][0], lo[0]), sp[i][1], lo[1]);
+          const int32x4_t off_hi = vmmlaq_s32(vmmlaq_s32(vdupq_n_s32(0), sp[i][0], hi[0]), sp[i][1], hi[1]);
+          isum[i][j] = vmlaq_n_s32(vmulq_n_s32(off_lo, -32), off_hi, -32 * 128);
+        }
+      }
+      for (int c = 0; c < 8; ++c) {
+        const int h = c / 4, k0 = 2 * (c % 4);
+        int8x16_t w[kTileRows][2];
+        for (int r = 0; r < kTileRows; ++r)
+          for (int e = 0; e < 2; ++e) w[r][e] = vreinterpretq_s8_u8(q6_quants(rows[r] + at, h, k0 + e));
+        const Pairs wp[2] = {pair_up(w[0][0], w[0][1], w[1][0], w[1][1]), pair_up(w[2][0], w[2][1], w[3][0], w[3][1])};
+        // Sub-blocks 2c and 2c + 1's scales, rows [2i, 2i, 2i+1, 2i+1].
+        int32x4_t scp[2][2];
+        for (int e = 0; e < 2; ++e) {
+          const int s = 2 * c + e;
+          const int32x4_t g = vreinterpretq_s32_s8(sc4[s / 4]);
+          const int32x4_t sc = vshrq_n_s32(vshlq_s32(g, vdupq_n_s32(24 - 8 * (s % 4))), 24);
+          scp[0][e] = vzip1q_s32(sc, sc);
+          scp[1][e] = vzip2q_s32(sc, sc);
+        }
+        for (int j = 0; j < P; ++j) {
+          const uint8_t* p = xb + static_cast<size_t>(j) * kPairBytes + static_cast<size_t>(c) * kPairQuantBytes;
+          const int8x16_t x[4] = {load_s8x16(p), load_s8x16(p + 16), load_s8x16(p + 32), load_s8x16(p + 48)};
+          for (int i = 0; i < 2; ++i) {
+            const int32x4_t s0 = vmmlaq_s32(vmmlaq_s32(vdupq_n_s32(0), wp[i].piece[0], x[0]), wp[i].piece[1], x[1]);
+            const int32x4_t s1 = vmmlaq_s32(vmmlaq_s32(vdupq_n_s32(0), wp[i].piece[2], x[2]), wp[i].piece[3], x[3]);
+            isum[i][j] = vmlaq_s32(vmlaq_s32(isum[i][j], s0, scp[i][0]), s1, scp[i][1]);
+          }
+        }
+      }
+      const float32x4_t dw = row_halves(rows, at + offsetof(BlockQ6_K, d));
+      const float32x4_t dwp[2] = {vzip1q_f32(dw, dw), vzip2q_f32(dw, dw)};
+      for (int j = 0; j < P; ++j) {
+        const float32x4_t dx = load_f32x4(xb + static_cast<size_t>(j) * kPairBytes + L::kScales);
+        for (int i = 0; i < 2; ++i)
+          acc[i][j] = vaddq_f32(acc[i][j], vmulq_f32(vmulq_f32(dwp[i], dx), vcvtq_f32_s32(isum[i][j])));
+      }
+    }
+    for (int j = 0; j < P; ++j) {
+      const int64_t t = t0 + 2 * j;
+      store_rows(a.y + static_cast<size_t>(t) * a.ldy, vuzp1q_f32(acc[0][j], acc[1][j]), n_real);
+      if (2 * j + 1 < n_tok) store_rows(a.y + static_cast<size_t>(t + 1) * a.ldy, vuzp2q_f32(acc[0][j], acc[1][j]), n_real);
+    }
+  }
 };
 
 // Rows in groups of 4 (the last repeating its last real row), each times
@@ -281,10 +389,14 @@ void build_group(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t
   });
 }
 
-// The Q8_K rows' counterpart: per super-block, each pair's 8 sub-blocks
-// of operands, its scales and its split bsums (KGroupLayout).
+// The Q8_K rows' counterpart (Q8KGroupLayout): per super-block, each
+// pair's 8 sub-blocks of operands, its scales and its kSums sums (of
+// 256 / kSums of Q8_K's 16-element bsums each), split: |sum| <= 32 * 128,
+// so h = sum >> 7 is in -32..31 and l = sum & 127.
+template <int kSums>
 void build_k_group(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
-  using L = KGroupLayout;
+  using L = Q8KGroupLayout<kSums>;
+  constexpr int kPer = 16 / kSums;  // bsums per sum
   for_pair_blocks<BlockQ8_K, L>(n_in / kQK_K, q, q_stride, n, out, [](const BlockQ8_K* const x[2], int64_t b, uint8_t* p) {
     for (int s = 0; s < 8; ++s) {
       const int8_t* qs[2];
@@ -292,14 +404,14 @@ void build_k_group(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8
       store_operands(p + kPairQuantBytes * s, qs);
     }
     float d[2];
-    int8_t low[16], high[16];
+    int8_t low[kSums / 8][16], high[kSums / 8][16];
     for (int k = 0; k < 2; ++k) {
       d[k] = x[k] != nullptr ? x[k][b].d : 0.0f;
-      for (int s = 0; s < 8; ++s) {
-        // |bsum| <= 32 * 128: h = bsum >> 7 in -32..31, l = bsum & 127.
-        const int bsum = x[k] != nullptr ? x[k][b].bsums[2 * s] + x[k][b].bsums[2 * s + 1] : 0;
-        low[8 * k + s] = static_cast<int8_t>(bsum & 127);
-        high[8 * k + s] = static_cast<int8_t>(bsum >> 7);
+      for (int s = 0; s < kSums; ++s) {
+        int sum = 0;
+        for (int u = 0; u < kPer && x[k] != nullptr; ++u) sum += x[k][b].bsums[kPer * s + u];
+        low[s / 8][8 * k + s % 8] = static_cast<int8_t>(sum & 127);
+        high[s / 8][8 * k + s % 8] = static_cast<int8_t>(sum >> 7);
       }
     }
     const float scales[4] = {d[0], d[1], d[0], d[1]};
@@ -321,7 +433,11 @@ void build_token_group_q8_0(int64_t n_in, const uint8_t* q, size_t q_stride, int
   build_group<Q8_0Group::Layout>(n_in, q, q_stride, n, out);
 }
 void build_token_group_k(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
-  build_k_group(n_in, q, q_stride, n, out);
+  build_k_group<8>(n_in, q, q_stride, n, out);
+}
+size_t token_group_bytes_q6_K(int64_t n_in) { return static_cast<size_t>(n_in / kQK_K) * Q6GroupLayout::kBlockBytes; }
+void build_token_group_q6_K(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out) {
+  build_k_group<16>(n_in, q, q_stride, n, out);
 }
 
 // Tiles of 8 pairs (a whole group) measured against narrower ones
@@ -329,13 +445,16 @@ void build_token_group_k(int64_t n_in, const uint8_t* q, size_t q_stride, int n,
 // tools/arm_instruction_count.sh): Q4_0 3.79 / 4.17 / 4.17 at 8 / 6 / 4
 // pairs, Q8_0 3.59 / 3.80 / 3.83 (before Q4_0's offset start: 3.60 with
 // it); Q4_K 4.51 / 5.31 / 6.15 at 8 / 4 / 2 pairs, Q5_K 5.07 / 6.54 /
-// 8.52. The 16 (K-quants: 32) accumulators spill a few registers each
-// block, and still win by unpacking the rows once per group. Taking the
-// row pairs one after the other (4 weight operands live, each pair's
-// activations loaded twice): Q4_0 3.97.
+// 8.52; Q6_K 6.54 / 9.18 at 8 / 4 pairs. The accumulators (legacy 16,
+// Q6_K 32, Q4_K / Q5_K 48) spill a few registers each block, and still
+// win by unpacking the rows once per group (Q6_K's float sums kept in
+// memory, updated once per super-block: 6.51, so not what spills).
+// Taking the row pairs one after the other (4 weight operands live, each
+// pair's activations loaded twice): Q4_0 3.97.
 void group_strip_q4_0(const StripArgs& a) { group_strip<LegacyGroups<Q4_0Group>::Of, kGroupPairs>(a); }
 void group_strip_q8_0(const StripArgs& a) { group_strip<LegacyGroups<Q8_0Group>::Of, kGroupPairs>(a); }
 void group_strip_q4_K(const StripArgs& a) { group_strip<KGroups<false>::Of, 8>(a); }
 void group_strip_q5_K(const StripArgs& a) { group_strip<KGroups<true>::Of, 8>(a); }
+void group_strip_q6_K(const StripArgs& a) { group_strip<Q6Groups, kGroupPairs>(a); }
 
 }  // namespace kazeia::kernels::arm::i8mm
