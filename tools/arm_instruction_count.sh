@@ -11,7 +11,7 @@
 # ARM_COUNT_MODES=strip (or dot) counts one of them; ARM_COUNT_LEVEL=i8mm
 # takes that level's strip and dot (default dotprod; scalar: the
 # reference dot, with ARM_COUNT_MODES=dot). ARM_COUNT_MODES=group counts
-# the level's prefill strip on token groups (i8mm Q4_0 / Q8_0 / Q4_K / Q5_K / Q6_K: matmul's
+# the level's prefill strip on token groups (dotprod Q4_0 / Q8_0, i8mm Q4_0 / Q8_0 / Q4_K / Q5_K / Q6_K: matmul's
 # path for more than 4 tokens), acts the groups' building (once per matmul
 # call, per (token, 32 inputs)).
 #   tools/arm_instruction_count.sh OP D1 D2 D3 [R]

@@ -8,7 +8,7 @@
 // tiles; i8mm: Q4_0 / Q8_0's SMMLA tiles); dot: the level's row dot once
 // per (row, token), as strip_from_dot calls it (LEVEL scalar: the
 // reference's); group: the level's tile_strip on token groups of 16 built
-// once (i8mm Q4_0 / Q8_0 / Q4_K / Q5_K / Q6_K), as matmul calls it for prefill; acts: building
+// once (dotprod Q4_0 / Q8_0, i8mm Q4_0 / Q8_0 / Q4_K / Q5_K / Q6_K), as matmul calls it for prefill; acts: building
 // those groups (tile_acts), once per matmul call.
 #include <cstdio>
 #include <cstdlib>

@@ -132,42 +132,48 @@ void fill_arm_float_ops(KernelTable& t, CpuLevel level) {
   t.gemm_f32_scaled_acc = neon::gemm_f32_scaled_acc;
 }
 
-// Batches of more than 4 tokens (the SMMLA strip tiles take 2-4: a
-// speculative batch) pair their activations once per call; a group's
-// missing tokens cost at most half a pair, so no rest goes to the strips
-// (Q6_K: below).
+// Prefill's token groups (matmul pairs or lays out the activations once
+// per call). At i8mm, batches of more than 4 tokens (the SMMLA strip tiles
+// take 2-4: a speculative batch); a group's missing tokens cost at most
+// half a pair, so no rest goes to the strips. Q6_K's groups, and the
+// dotprod level's (tiles of 4 tokens and more), lose to the strips on
+// small batches: instructions per (row, token, 32 weights), strips against
+// groups, Q6_K 5 tokens 11.7 / 21.1, 8 tokens 9.5 / 9.1; dotprod Q4_0
+// 5 tokens 9.05 / 10.95, 8 tokens 6.44 / 5.47 (Q8_0 8.27 / 11.18, 6.14 /
+// 5.59). Those batches, and the rest of a grouped batch up to that size,
+// take the strips.
 void fill_arm_token_groups(WeightKernels& k, TensorType type, CpuLevel level) {
-  if (!at_least(level, CpuLevel::kI8mm)) return;
+  if (!at_least(level, CpuLevel::kDotprod)) return;
   struct Groups {
     StripFn strip;
     BytesFn bytes;
     TileActsFn build;
+    int64_t above;  // tile_above and tile_rest_max
   };
   Groups g{};
-  switch (type) {
-    case TensorType::Q4_0: g = {i8mm::group_strip_q4_0, i8mm::token_group_bytes_q4_0, i8mm::build_token_group_q4_0}; break;
-    case TensorType::Q8_0: g = {i8mm::group_strip_q8_0, i8mm::token_group_bytes_q8_0, i8mm::build_token_group_q8_0}; break;
-    case TensorType::Q4_K: g = {i8mm::group_strip_q4_K, i8mm::token_group_bytes_k, i8mm::build_token_group_k}; break;
-    case TensorType::Q5_K: g = {i8mm::group_strip_q5_K, i8mm::token_group_bytes_k, i8mm::build_token_group_k}; break;
-    case TensorType::Q6_K: g = {i8mm::group_strip_q6_K, i8mm::token_group_bytes_q6_K, i8mm::build_token_group_q6_K}; break;
-    default: return;
+  if (!at_least(level, CpuLevel::kI8mm)) {
+    switch (type) {
+      case TensorType::Q4_0: g = {dotprod::group_strip_q4_0, dotprod::token_group_bytes_q4_0, dotprod::build_token_group_q4_0, 7}; break;
+      case TensorType::Q8_0: g = {dotprod::group_strip_q8_0, dotprod::token_group_bytes_q8_0, dotprod::build_token_group_q8_0, 7}; break;
+      default: return;
+    }
+  } else {
+    switch (type) {
+      case TensorType::Q4_0: g = {i8mm::group_strip_q4_0, i8mm::token_group_bytes_q4_0, i8mm::build_token_group_q4_0, 4}; break;
+      case TensorType::Q8_0: g = {i8mm::group_strip_q8_0, i8mm::token_group_bytes_q8_0, i8mm::build_token_group_q8_0, 4}; break;
+      case TensorType::Q4_K: g = {i8mm::group_strip_q4_K, i8mm::token_group_bytes_k, i8mm::build_token_group_k, 4}; break;
+      case TensorType::Q5_K: g = {i8mm::group_strip_q5_K, i8mm::token_group_bytes_k, i8mm::build_token_group_k, 4}; break;
+      case TensorType::Q6_K: g = {i8mm::group_strip_q6_K, i8mm::token_group_bytes_q6_K, i8mm::build_token_group_q6_K, 8}; break;
+      default: return;
+    }
   }
   k.tile_strip = g.strip;
   k.tile_group_bytes = g.bytes;
   k.tile_acts = g.build;
   k.tile_scratch_bytes = nullptr;
-  k.tile_isa = "i8mm";
-  k.tile_above = 4;
-  k.tile_rest_max = 0;
-  if (type == TensorType::Q6_K) {
-    // Its groups' per-super-block offset products and a weight unpacking
-    // per tile cost more than the SDOT strips below ~8 tokens (instructions
-    // per (row, token, 32 weights): 5 tokens 21.1 against 11.7, 8 tokens
-    // 9.1 / 9.5, 16 tokens 6.5 / 7.8): batches up to 8 tokens, and a
-    // grouped batch's last 1-8, take the strips.
-    k.tile_above = 8;
-    k.tile_rest_max = 8;
-  }
+  k.tile_isa = cpu_level_name(level);
+  k.tile_above = g.above;
+  k.tile_rest_max = g.above > 4 ? g.above : 0;
 }
 
 #else  // not aarch64

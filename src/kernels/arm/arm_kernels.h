@@ -15,7 +15,7 @@
 //   dotprod: the same quantized dots with SDOT (vdotq_s32); Q4_0, Q4_1,
 //            Q5_0, Q5_1, Q8_0 and Q2_K .. Q6_K strips of 4-row x
 //            4-token tiles (SDOT by element, rows in the lanes) for any
-//            number of tokens
+//            number of tokens; Q4_0 and Q8_0 prefill on token groups
 //            and the float ops (softmax row, activations, norms, gemm_f32)
 //   i8mm:    Q4_0, Q8_0, Q4_K and Q5_K strips of 4-row x 4-token tiles
 //            of 2x2 SMMLAs for two tokens and more; Q4_0, Q8_0, Q4_K,
@@ -85,7 +85,8 @@ FloatToHalfFn arm_fp32_to_fp16_fn(CpuLevel level);
 void fill_arm_float_ops(KernelTable& table, CpuLevel level);
 // Sets the prefill token-group kernels of a weight type (tile_strip,
 // tile_acts, tile_group_bytes, tile_above: dispatch.h) where the level has
-// them (i8mm: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K); leaves k as it is elsewhere.
+// them (dotprod: Q4_0, Q8_0; i8mm: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K); leaves k
+// as it is elsewhere.
 void fill_arm_token_groups(WeightKernels& k, TensorType weight_type, CpuLevel level);
 
 }  // namespace kazeia::kernels::arm

@@ -90,6 +90,14 @@ void strip_q5_K(const StripArgs& a);
 void strip_q6_K(const StripArgs& a);
 void strip_q2_K(const StripArgs& a);
 void strip_q3_K(const StripArgs& a);
+// Q4_0 / Q8_0 prefill on token groups of 16 (strip_dotprod.cpp): the
+// WeightKernels tile_strip, tile_group_bytes and tile_acts below i8mm.
+void group_strip_q4_0(const StripArgs& a);
+void group_strip_q8_0(const StripArgs& a);
+size_t token_group_bytes_q4_0(int64_t n_in);
+size_t token_group_bytes_q8_0(int64_t n_in);
+void build_token_group_q4_0(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
+void build_token_group_q8_0(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
 }  // namespace dotprod
 
 namespace i8mm {

@@ -154,6 +154,26 @@ void tile_strip(const StripArgs& a) {
   }
 }
 
+// A token-group strip's walk (matmul's tile_strip: token_groups_i8mm.cpp,
+// strip_dotprod.cpp): rows in groups of 4 (the last repeating its last real
+// row) outside, matmul's groups of kGroupTokens inside, fn(at, rows,
+// n_real, group, g0, n_group) for each: at's y at the rows' first, group
+// the bytes of tokens g0 .. g0 + n_group - 1 (the last group padded).
+constexpr int kGroupTokens = 16;
+template <class Fn>
+inline void for_token_groups(const StripArgs& a, Fn&& fn) {
+  for (int64_t r0 = 0; r0 < a.n_rows; r0 += kTileRows) {
+    const uint8_t* rows[kTileRows];
+    const int n_real = group_rows(a, r0, rows);
+    StripArgs at = a;
+    at.y = a.y + r0;
+    for (int64_t g0 = 0; g0 < a.x.n_tokens; g0 += kGroupTokens) {
+      const int n_group = static_cast<int>(a.x.n_tokens - g0 < kGroupTokens ? a.x.n_tokens - g0 : kGroupTokens);
+      fn(at, rows, n_real, a.tiles + static_cast<size_t>(g0 / kGroupTokens) * a.tile_group_bytes, g0, n_group);
+    }
+  }
+}
+
 // The activation rows of tokens t0 .. t0 + C - 1 as blocks of X, in x[0..N)
 // (N >= C: the entries past C repeat the last real token, the padding of
 // a tile that takes tokens in pairs; its results are not stored).

@@ -34,7 +34,6 @@
 namespace kazeia::kernels::arm::i8mm {
 namespace {
 
-constexpr int kGroupTokens = 16;  // matmul's token groups
 constexpr int kGroupPairs = kGroupTokens / 2;
 constexpr size_t kPairQuantBytes = 64;  // four SMMLA operands
 
@@ -309,30 +308,22 @@ struct Q6Groups {
 template <template <int> class Tile, int kWide>
 void group_strip(const StripArgs& a) {
   static_assert(kWide == kGroupPairs || kWide == 4 || kWide == 2);
-  const int64_t n_tokens = a.x.n_tokens;
-  for (int64_t r0 = 0; r0 < a.n_rows; r0 += kTileRows) {
-    const uint8_t* rows[kTileRows];
-    const int n_real = group_rows(a, r0, rows);
-    StripArgs at = a;
-    at.y = a.y + r0;
-    for (int64_t g0 = 0; g0 < n_tokens; g0 += kGroupTokens) {
-      const uint8_t* group = a.tiles + static_cast<size_t>(g0 / kGroupTokens) * a.tile_group_bytes;
-      const int n_group = static_cast<int>(std::min<int64_t>(kGroupTokens, n_tokens - g0));
-      const int n_pairs = (n_group + 1) / 2;
-      int j = 0;
-      auto tile = [&]<int P>(std::integral_constant<int, P>) {
-        while (j + P <= n_pairs) {
-          Tile<P>::run(at, rows, n_real, group + static_cast<size_t>(j) * Tile<P>::kPairBytes, g0 + 2 * j,
-                       std::min(2 * P, n_group - 2 * j));
-          j += P;
-        }
-      };
-      tile(std::integral_constant<int, kWide>{});
-      if constexpr (kWide > 4) tile(std::integral_constant<int, 4>{});
-      if constexpr (kWide > 2) tile(std::integral_constant<int, 2>{});
-      tile(std::integral_constant<int, 1>{});
-    }
-  }
+  for_token_groups(a, [](const StripArgs& at, const uint8_t* const* rows, int n_real, const uint8_t* group, int64_t g0,
+                         int n_group) {
+    const int n_pairs = (n_group + 1) / 2;
+    int j = 0;
+    auto tile = [&]<int P>(std::integral_constant<int, P>) {
+      while (j + P <= n_pairs) {
+        Tile<P>::run(at, rows, n_real, group + static_cast<size_t>(j) * Tile<P>::kPairBytes, g0 + 2 * j,
+                     std::min(2 * P, n_group - 2 * j));
+        j += P;
+      }
+    };
+    tile(std::integral_constant<int, kWide>{});
+    if constexpr (kWide > 4) tile(std::integral_constant<int, 4>{});
+    if constexpr (kWide > 2) tile(std::integral_constant<int, 2>{});
+    tile(std::integral_constant<int, 1>{});
+  });
 }
 
 // fn(x, b, p) for every pair j of a group and block b: x the pair's
