@@ -107,21 +107,22 @@ void strip_q4_0(const StripArgs& a);
 void strip_q8_0(const StripArgs& a);
 void strip_q4_K(const StripArgs& a);
 void strip_q5_K(const StripArgs& a);
-// Q4_0 / Q8_0 / Q4_K / Q5_K / Q6_K prefill on token groups of 16 (token_groups_i8mm.cpp): the
-// WeightKernels tile_strip, tile_group_bytes and tile_acts.
+// Q4_0 / Q8_0 / Q4_K / Q5_K / Q6_K prefill on token groups of 16
+// (token_groups_i8mm.cpp): the WeightKernels tile_strip, tile_group_bytes
+// and tile_acts.
 void group_strip_q4_0(const StripArgs& a);
 void group_strip_q8_0(const StripArgs& a);
 void group_strip_q4_K(const StripArgs& a);
 void group_strip_q5_K(const StripArgs& a);
 void group_strip_q6_K(const StripArgs& a);
-size_t token_group_bytes_q6_K(int64_t n_in);
-void build_token_group_q6_K(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
 size_t token_group_bytes_q4_0(int64_t n_in);
-size_t token_group_bytes_k(int64_t n_in);
 size_t token_group_bytes_q8_0(int64_t n_in);
+size_t token_group_bytes_k(int64_t n_in);  // Q4_K and Q5_K
+size_t token_group_bytes_q6_K(int64_t n_in);
 void build_token_group_q4_0(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
 void build_token_group_q8_0(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
 void build_token_group_k(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
+void build_token_group_q6_K(int64_t n_in, const uint8_t* q, size_t q_stride, int n, uint8_t* out);
 }  // namespace i8mm
 
 }  // namespace kazeia::kernels::arm

@@ -293,26 +293,18 @@ struct Q4_0Group : Q4_0Rows {
   static void groups(const uint8_t* const rows[kTileRows], size_t at, int8x16_t g[8]) {
     nibble_quants<offsetof(BlockQ4_0, qs), 0>(rows, at, g);
   }
-  // fma(sumi * d_w, d_x, acc), d_x lane l of dx.
-  static float32x4_t add(float32x4_t acc, float32x4_t sumi, float32x4_t dw, float32x4_t dx, int l) {
-    switch (l) {
-      case 0: return vfmaq_laneq_f32(acc, vmulq_f32(sumi, dw), dx, 0);
-      case 1: return vfmaq_laneq_f32(acc, vmulq_f32(sumi, dw), dx, 1);
-      case 2: return vfmaq_laneq_f32(acc, vmulq_f32(sumi, dw), dx, 2);
-      default: return vfmaq_laneq_f32(acc, vmulq_f32(sumi, dw), dx, 3);
-    }
+  // fma(sumi * d_w, d_x, acc), d_x lane kL of dx.
+  template <int kL>
+  static float32x4_t add(float32x4_t acc, float32x4_t sumi, float32x4_t dw, float32x4_t dx) {
+    return vfmaq_laneq_f32(acc, vmulq_f32(sumi, dw), dx, kL);
   }
 };
 struct Q8_0Group : Q8_0Rows {
   using Layout = DotGroupLayout<false>;
-  // fma(d_w * d_x, sumi, acc).
-  static float32x4_t add(float32x4_t acc, float32x4_t sumi, float32x4_t dw, float32x4_t dx, int l) {
-    switch (l) {
-      case 0: return vfmaq_f32(acc, vmulq_laneq_f32(dw, dx, 0), sumi);
-      case 1: return vfmaq_f32(acc, vmulq_laneq_f32(dw, dx, 1), sumi);
-      case 2: return vfmaq_f32(acc, vmulq_laneq_f32(dw, dx, 2), sumi);
-      default: return vfmaq_f32(acc, vmulq_laneq_f32(dw, dx, 3), sumi);
-    }
+  // fma(d_w * d_x, sumi, acc), d_x lane kL of dx.
+  template <int kL>
+  static float32x4_t add(float32x4_t acc, float32x4_t sumi, float32x4_t dw, float32x4_t dx) {
+    return vfmaq_f32(acc, vmulq_laneq_f32(dw, dx, kL), sumi);
   }
 };
 
@@ -344,7 +336,7 @@ struct GroupTile {
             const uint8_t* xq = xb + static_cast<size_t>(c0 + c) * kQK;
             const int32x4_t s = vaddq_s32(dot16(vdupq_laneq_s32(starts, kL), g, load_s8x16(xq)),
                                           dot16(vdupq_n_s32(0), g + 4, load_s8x16(xq + 16)));
-            acc[c] = F::add(acc[c], vcvtq_f32_s32(s), dw, dx, kL);
+            acc[c] = F::template add<kL>(acc[c], vcvtq_f32_s32(s), dw, dx);
           });
         }
       }

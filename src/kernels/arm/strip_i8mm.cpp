@@ -124,7 +124,6 @@ struct K45Mmla {
       for (auto& row_pair : scaled)
         for (auto& v : row_pair) v = vdupq_n_f32(0.0f);
       for (auto& v : mins) v = vdupq_n_f32(0.0f);
-      const uint8x16_t low4 = vdupq_n_u8(0x0F);
       for (int64_t sb = 0; sb < a.n_in / kQK_K; ++sb) {
         const size_t at = sizeof(Block) * static_cast<size_t>(sb);
         const K4Scales ks = k4_scales(rows, at + offsetof(Block, scales));
@@ -152,15 +151,9 @@ struct K45Mmla {
           for (int k = 0; k < kPerLoad; ++k) {
             const int s = g * kPerLoad + k;
             int8x16_t w[kTileRows][2];
-            for (int r = 0; r < kTileRows; ++r) {
-              for (int i = 0; i < 2; ++i) {
-                uint8x16_t v = s % 2 == 0 ? vandq_u8(b[r][i], low4) : vshrq_n_u8(b[r][i], 4);
-                if constexpr (kQ5)
-                  v = vorrq_u8(v, bit_as_16(vld1q_u8(rows[r] + at + offsetof(BlockQ5_K, qh) + 16 * i),
-                                            vdupq_n_u8(static_cast<uint8_t>(1u << s))));
-                w[r][i] = vreinterpretq_s8_u8(v);
-              }
-            }
+            for (int r = 0; r < kTileRows; ++r)
+              for (int i = 0; i < 2; ++i)
+                w[r][i] = k45_quants<kQ5>(b[r][i], rows[r] + at + offsetof(BlockQ5_K, qh) + 16 * i, s);  // qh: Q5_K only
             const Pairs wp[2] = {pair_up(w[0][0], w[0][1], w[1][0], w[1][1]),
                                  pair_up(w[2][0], w[2][1], w[3][0], w[3][1])};
             const int32x4_t* sp = scale_pairs[s];

@@ -111,6 +111,18 @@ inline K4Scales k4_scales(const uint8_t* const rows[kTileRows], size_t at) {
           vorrq_u8(vshrq_n_u8(b8, 4), vshlq_n_u8(vshrq_n_u8(b4, 6), 4))};
 }
 
+// Sub-block s of a Q4_K / Q5_K row, 16 of its 32 elements as signed
+// quants: the low nibbles (even s) or high ones (odd s) of `bytes` (16 of
+// qs bytes 32 (s / 2) ..); Q5_K adds 16 where bit s of the matching qh
+// bytes at `qh` is set. The SMMLA tiles' unpacking (strip_i8mm.cpp,
+// token_groups_i8mm.cpp).
+template <bool kQ5>
+inline int8x16_t k45_quants(uint8x16_t bytes, const uint8_t* qh, int s) {
+  uint8x16_t v = s % 2 == 0 ? vandq_u8(bytes, vdupq_n_u8(0x0F)) : vshrq_n_u8(bytes, 4);
+  if constexpr (kQ5) v = vorrq_u8(v, bit_as_16(vld1q_u8(qh), vdupq_n_u8(static_cast<uint8_t>(1u << s))));
+  return vreinterpretq_s8_u8(v);
+}
+
 // The weight rows r0 .. r0 + N - 1 of a strip in rows[], those past its
 // last repeating the last one; returns how many are real.
 template <int N>

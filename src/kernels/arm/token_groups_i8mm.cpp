@@ -137,7 +137,6 @@ struct KGroups {
       for (int i = 0; i < 2; ++i) {
         for (int j = 0; j < P; ++j) scaled[i][j] = mins[i][j] = vdupq_n_f32(0.0f);
       }
-      const uint8x16_t low4 = vdupq_n_u8(0x0F);
       for (int64_t sb = 0; sb < a.n_in / kQK_K; ++sb) {
         const size_t at = sizeof(Block) * static_cast<size_t>(sb);
         const uint8_t* xb = pairs + static_cast<size_t>(sb) * KGroupLayout::kBlockBytes;
@@ -150,16 +149,10 @@ struct KGroups {
           // even s, the high ones for odd s; Q5_K's fifth bits are bit s
           // of qh[0..31].
           int8x16_t w[kTileRows][2];
-          for (int r = 0; r < kTileRows; ++r) {
-            for (int h = 0; h < 2; ++h) {
-              const uint8x16_t b = vld1q_u8(rows[r] + at + offsetof(Block, qs) + 32 * (s / 2) + 16 * h);
-              uint8x16_t v = s % 2 == 0 ? vandq_u8(b, low4) : vshrq_n_u8(b, 4);
-              if constexpr (kQ5)
-                v = vorrq_u8(v, bit_as_16(vld1q_u8(rows[r] + at + offsetof(BlockQ5_K, qh) + 16 * h),
-                                          vdupq_n_u8(static_cast<uint8_t>(1u << s))));
-              w[r][h] = vreinterpretq_s8_u8(v);
-            }
-          }
+          for (int r = 0; r < kTileRows; ++r)
+            for (int h = 0; h < 2; ++h)
+              w[r][h] = k45_quants<kQ5>(vld1q_u8(rows[r] + at + offsetof(Block, qs) + 32 * (s / 2) + 16 * h),
+                                        rows[r] + at + offsetof(BlockQ5_K, qh) + 16 * h, s);  // qh: Q5_K only
           const Pairs wp[2] = {pair_up(w[0][0], w[0][1], w[1][0], w[1][1]), pair_up(w[2][0], w[2][1], w[3][0], w[3][1])};
           const int32x4_t sc = ks.scale(s);
           const int32x4_t sp[2] = {vzip1q_s32(sc, sc), vzip2q_s32(sc, sc)};  // rows [2i, 2i, 2i+1, 2i+1]
